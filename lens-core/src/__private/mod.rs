@@ -1,0 +1,18 @@
+//! Items used by code that `#[derive(Instruments)]` generates. Not public API:
+//! anything here may change in any release.
+
+mod attribute;
+mod value;
+mod warn;
+
+pub use attribute::AttributeValue;
+pub use value::{checked, Measure, Reject};
+pub use warn::DropWarnings;
+
+pub use opentelemetry::metrics::{Counter, Gauge, Histogram, UpDownCounter};
+pub use opentelemetry::{Key, KeyValue, Value};
+
+pub use crate::{Descriptor, InstrumentKind, Instruments, SetSlot, ValueType};
+
+pub use ::core::option::Option::{self, None, Some};
+pub use ::std::vec::Vec;

@@ -1,0 +1,89 @@
+//! Rate-limited warnings for dropped measurements.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
+use std::time::Instant;
+
+use super::Reject;
+
+/// At most one warning per set in this many seconds; the rest are counted.
+const WARN_EVERY_SECS: u64 = 10;
+
+/// Counts the measurements a set dropped and warns about them through
+/// `tracing`, at most once every ten seconds per set.
+#[derive(Debug, Default)]
+pub struct DropWarnings {
+    /// Seconds since [`epoch`] at which the next warning may be emitted.
+    next_warn_at: AtomicU64,
+    suppressed: AtomicU64,
+    dropped: AtomicU64,
+}
+
+fn epoch() -> Instant {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    *EPOCH.get_or_init(Instant::now)
+}
+
+impl DropWarnings {
+    /// A counter with nothing dropped yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// How many measurements this set has dropped.
+    pub fn dropped(&self) -> u64 {
+        self.dropped.load(Ordering::Relaxed)
+    }
+
+    /// Notes that `field`'s measurement for `instrument` was dropped.
+    #[cold]
+    pub fn dropped_value(
+        &self,
+        field: &'static str,
+        instrument: &'static str,
+        value: &dyn std::fmt::Debug,
+        reason: Reject,
+    ) {
+        self.dropped.fetch_add(1, Ordering::Relaxed);
+        let now = epoch().elapsed().as_secs();
+        let next = self.next_warn_at.load(Ordering::Relaxed);
+        let claimed = now >= next
+            && self
+                .next_warn_at
+                .compare_exchange(
+                    next,
+                    now + WARN_EVERY_SECS,
+                    Ordering::Relaxed,
+                    Ordering::Relaxed,
+                )
+                .is_ok();
+        if claimed {
+            let suppressed = self.suppressed.swap(0, Ordering::Relaxed);
+            tracing::warn!(
+                target: "nemo_lens",
+                field,
+                instrument,
+                value = ?value,
+                suppressed,
+                "nemo-lens dropped a measurement: {reason}"
+            );
+        } else {
+            self.suppressed.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_every_drop_but_warns_once_per_window() {
+        let warnings = DropWarnings::new();
+        for _ in 0..5 {
+            warnings.dropped_value("loss", "train.loss", &f64::NAN, Reject::NonFinite);
+        }
+        assert_eq!(warnings.dropped(), 5);
+        assert_eq!(warnings.suppressed.load(Ordering::Relaxed), 4);
+    }
+}

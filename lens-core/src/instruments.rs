@@ -1,0 +1,53 @@
+//! The trait that `#[derive(Instruments)]` implements.
+
+use crate::{Descriptor, Meter, SetSlot};
+
+/// A struct of optional measurements that knows how to record itself.
+///
+/// Derive it rather than implementing it by hand: the derive checks names,
+/// units, kinds and buckets at compile time and generates the instrument set,
+/// its cache slot and the recording code.
+///
+/// ```
+/// use nemo_lens::{Instruments, Meter};
+///
+/// /// Metrics of one training step.
+/// #[derive(Instruments, Default)]
+/// #[instruments(prefix = "train")]
+/// struct StepMetrics {
+///     /// Training loss of the step.
+///     #[gauge]
+///     loss: Option<f64>,
+///     /// Iterations skipped because of non-finite gradients.
+///     #[counter(unit = "{iteration}")]
+///     skipped_iters: Option<u64>,
+/// }
+///
+/// let meter = Meter::noop();
+/// StepMetrics::default().loss(0.25).skipped_iters(1).record(&meter);
+/// ```
+pub trait Instruments: 'static {
+    /// The instruments this struct records into, built once per meter.
+    type Set: Send + Sync + 'static;
+
+    /// One entry per recorded field, in declaration order.
+    const DESCRIPTORS: &'static [Descriptor];
+
+    /// Builds every instrument of the set on `meter`.
+    fn build_set(meter: &opentelemetry::metrics::Meter) -> Self::Set;
+
+    /// The process-wide cache slot of [`Self::Set`](Instruments::Set).
+    fn slot() -> &'static SetSlot;
+
+    /// Records every field that is `Some` into a set the caller holds.
+    fn record_with(&self, set: &Self::Set);
+
+    /// Records every field that is `Some` on `meter`, building the set on the
+    /// meter's first use and reusing it afterwards.
+    #[inline]
+    fn record(&self, meter: &Meter) {
+        if let Some(set) = meter.instruments::<Self>() {
+            self.record_with(set);
+        }
+    }
+}

@@ -1,0 +1,20 @@
+//! Runtime of [nemo-lens](https://crates.io/crates/nemo-lens): the [`Meter`]
+//! handle with its per-meter instrument cache, the [`Instruments`] trait the
+//! derive implements, and the [`Descriptor`]s sets publish.
+//!
+//! Depend on the `nemo-lens` facade crate rather than on this one.
+
+mod cache;
+mod descriptor;
+mod global;
+mod instruments;
+mod meter;
+
+#[doc(hidden)]
+pub mod __private;
+
+pub use cache::SetSlot;
+pub use descriptor::{Descriptor, InstrumentKind, ValueType};
+pub use global::get_meter;
+pub use instruments::Instruments;
+pub use meter::{Meter, WeakMeter};

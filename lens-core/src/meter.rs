@@ -1,0 +1,129 @@
+//! The meter handle that carries its own instrument cache.
+
+use std::fmt;
+use std::sync::{Arc, Weak};
+
+use crate::cache::SetCache;
+use crate::Instruments;
+
+/// A cheap-to-clone handle over an OpenTelemetry meter and the instrument
+/// sets built on it.
+///
+/// Every clone shares one cache. When the last clone is dropped the cached
+/// sets are dropped with it, so re-initialising telemetry does not grow
+/// memory.
+///
+/// ```
+/// use nemo_lens::opentelemetry::metrics::MeterProvider as _;
+/// use nemo_lens::opentelemetry_sdk::metrics::SdkMeterProvider;
+/// use nemo_lens::Meter;
+///
+/// let provider = SdkMeterProvider::builder().build();
+/// let meter = Meter::from(provider.meter("nemo.lens"));
+/// // Hand-made instruments go through the inner meter.
+/// let queue = meter.otel().u64_gauge("app.queue.depth").build();
+/// queue.record(3, &[]);
+/// ```
+#[derive(Clone)]
+pub struct Meter {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    otel: opentelemetry::metrics::Meter,
+    enabled: bool,
+    sets: SetCache,
+}
+
+impl Meter {
+    /// Wraps an OpenTelemetry meter with an empty cache.
+    pub fn new(meter: opentelemetry::metrics::Meter) -> Self {
+        Self::with_state(meter, true)
+    }
+
+    /// A meter that records nothing, at the cost of one branch per `record`.
+    pub fn noop() -> Self {
+        let provider = opentelemetry::metrics::noop::NoopMeterProvider::new();
+        let meter = opentelemetry::metrics::MeterProvider::meter(&provider, "nemo.lens");
+        Self::with_state(meter, false)
+    }
+
+    fn with_state(otel: opentelemetry::metrics::Meter, enabled: bool) -> Self {
+        Meter {
+            inner: Arc::new(Inner {
+                otel,
+                enabled,
+                sets: SetCache::new(),
+            }),
+        }
+    }
+
+    /// The OpenTelemetry meter, for instruments this crate does not declare.
+    pub fn otel(&self) -> &opentelemetry::metrics::Meter {
+        &self.inner.otel
+    }
+
+    /// Whether recording through this handle reaches an exporter.
+    pub fn is_enabled(&self) -> bool {
+        self.inner.enabled
+    }
+
+    /// The instrument set of `T` on this meter, built on first use; `None`
+    /// for a [`noop`](Meter::noop) meter.
+    #[inline]
+    pub fn instruments<T: Instruments + ?Sized>(&self) -> Option<&T::Set> {
+        if !self.inner.enabled {
+            return None;
+        }
+        self.inner
+            .sets
+            .get_or_build(T::slot(), || T::build_set(&self.inner.otel))
+    }
+
+    /// How many instrument sets this meter has built.
+    pub fn cached_sets(&self) -> usize {
+        self.inner.sets.len()
+    }
+
+    /// A handle that does not keep the meter or its sets alive.
+    pub fn downgrade(&self) -> WeakMeter {
+        WeakMeter(Arc::downgrade(&self.inner))
+    }
+
+    /// Whether two handles share one cache.
+    pub fn same_cache(&self, other: &Meter) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+}
+
+impl From<opentelemetry::metrics::Meter> for Meter {
+    fn from(meter: opentelemetry::metrics::Meter) -> Self {
+        Meter::new(meter)
+    }
+}
+
+impl fmt::Debug for Meter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Meter")
+            .field("enabled", &self.inner.enabled)
+            .field("cached_sets", &self.cached_sets())
+            .finish()
+    }
+}
+
+/// A non-owning [`Meter`] handle; see [`Meter::downgrade`].
+#[derive(Clone, Debug)]
+pub struct WeakMeter(Weak<Inner>);
+
+impl WeakMeter {
+    /// The meter, if any handle to it is still alive.
+    pub fn upgrade(&self) -> Option<Meter> {
+        self.0.upgrade().map(|inner| Meter { inner })
+    }
+}
+
+impl fmt::Debug for Inner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Meter").finish_non_exhaustive()
+    }
+}
