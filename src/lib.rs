@@ -1,1 +1,45 @@
+//! # nemo-lens
+//!
+//! Opinionated OpenTelemetry metrics for inference servers, RL trainers and
+//! environment ("gym") servers: the Rust counterpart of the Python package
+//! nemo-lens, with the same instrument names on the wire.
+//!
+//! Declare a set of measurements as a struct of `Option<..>` fields and derive
+//! [`Instruments`]; record only the fields that are `Some`:
+//!
+//! ```
+//! use nemo_lens::opentelemetry::metrics::MeterProvider as _;
+//! use nemo_lens::opentelemetry_sdk::metrics::SdkMeterProvider;
+//! use nemo_lens::instruments::rl::RlMetrics;
+//! use nemo_lens::{Instruments, Meter};
+//!
+//! let provider = SdkMeterProvider::builder().build();
+//! let meter = Meter::from(provider.meter("nemo.lens"));
+//! RlMetrics::default().reward_mean(0.75).policy_loss(0.3).record(&meter);
+//! ```
+//!
+//! See the README for the derive reference and the built-in instruments.
 
+#![doc = include_str!("derive.md")]
+
+pub use lens_core::{
+    get_meter, Descriptor, InstrumentKind, Instruments, Meter, SetSlot, ValueType, WeakMeter,
+};
+
+/// Derives [`Instruments`](trait@Instruments) for a struct of `Option<..>`
+/// fields; see the [crate documentation](crate#the-derive) for every key.
+pub use lens_macros::Instruments;
+
+/// The built-in instrument sets, matching Python nemo-lens.
+pub mod instruments {
+    pub use lens_instruments::{gym, rl};
+    pub use lens_instruments::{record_inference_metrics, InferenceMetrics, InferenceMetricsSet};
+}
+
+/// The `opentelemetry` crate this crate was built with.
+pub use opentelemetry;
+/// The `opentelemetry_sdk` crate this crate was built with.
+pub use opentelemetry_sdk;
+
+#[doc(hidden)]
+pub use lens_core::__private;

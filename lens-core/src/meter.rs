@@ -127,3 +127,81 @@ impl fmt::Debug for Inner {
         f.debug_struct("Meter").finish_non_exhaustive()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Barrier;
+
+    use super::*;
+    use crate::{Descriptor, SetSlot};
+
+    static BUILDS: AtomicUsize = AtomicUsize::new(0);
+    static DROPS: AtomicUsize = AtomicUsize::new(0);
+
+    /// A hand-written set whose builds and drops are counted.
+    struct Probe;
+
+    struct ProbeSet;
+
+    impl Drop for ProbeSet {
+        fn drop(&mut self) {
+            DROPS.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    impl Instruments for Probe {
+        type Set = ProbeSet;
+        const DESCRIPTORS: &'static [Descriptor] = &[];
+        fn build_set(_: &opentelemetry::metrics::Meter) -> ProbeSet {
+            BUILDS.fetch_add(1, Ordering::SeqCst);
+            // Widen the race window so concurrent first uses overlap.
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            ProbeSet
+        }
+        fn slot() -> &'static SetSlot {
+            static SLOT: SetSlot = SetSlot::new();
+            &SLOT
+        }
+        fn record_with(&self, _: &ProbeSet) {}
+    }
+
+    fn otel_meter() -> opentelemetry::metrics::Meter {
+        let provider = opentelemetry::metrics::noop::NoopMeterProvider::new();
+        opentelemetry::metrics::MeterProvider::meter(&provider, "test")
+    }
+
+    #[test]
+    fn concurrent_first_use_builds_once_and_the_last_drop_frees_the_set() {
+        let meter = Meter::new(otel_meter());
+        let weak = meter.downgrade();
+        let barrier = Barrier::new(8);
+        std::thread::scope(|scope| {
+            for _ in 0..8 {
+                let meter = meter.clone();
+                let barrier = &barrier;
+                scope.spawn(move || {
+                    barrier.wait();
+                    Probe.record(&meter);
+                    assert!(meter.instruments::<Probe>().is_some());
+                });
+            }
+        });
+        assert_eq!(BUILDS.load(Ordering::SeqCst), 1);
+        assert_eq!(DROPS.load(Ordering::SeqCst), 0);
+        let clone = meter.clone();
+        drop(meter);
+        assert_eq!(
+            DROPS.load(Ordering::SeqCst),
+            0,
+            "a clone still holds the cache"
+        );
+        drop(clone);
+        assert_eq!(
+            DROPS.load(Ordering::SeqCst),
+            1,
+            "the last drop frees the set"
+        );
+        assert!(weak.upgrade().is_none());
+    }
+}

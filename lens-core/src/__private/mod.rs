@@ -15,4 +15,6 @@ pub use opentelemetry::{Key, KeyValue, Value};
 pub use crate::{Descriptor, InstrumentKind, Instruments, SetSlot, ValueType};
 
 pub use ::core::option::Option::{self, None, Some};
+pub use ::core::result::Result::{self, Err, Ok};
 pub use ::std::vec::Vec;
+pub use opentelemetry as otel;

@@ -1,0 +1,44 @@
+//! Environment ("gym") server metrics (`gym.*`), recorded without attributes.
+
+use lens_core::{Instruments, Meter};
+use lens_macros::Instruments;
+
+/// One report of a gym server, as `record_gym_metrics` takes it in Python
+/// nemo-lens.
+///
+/// ```
+/// use nemo_lens::instruments::gym::GymMetrics;
+/// use nemo_lens::{Instruments, Meter};
+///
+/// let meter = Meter::noop();
+/// GymMetrics::default().verify_duration_ms(45.6).active_servers(4).record(&meter);
+/// ```
+#[derive(Instruments, Default, Debug, Clone)]
+#[instruments(crate = "lens_core")]
+pub struct GymMetrics {
+    /// Gym server request duration in milliseconds.
+    #[histogram("gym.server.request_duration_ms", unit = "ms")]
+    pub server_request_duration_ms: Option<f64>,
+
+    /// Rollout collection duration in milliseconds.
+    #[histogram("gym.rollout.duration_ms", unit = "ms")]
+    pub rollout_duration_ms: Option<f64>,
+
+    /// Verification endpoint duration in milliseconds.
+    #[histogram("gym.verify.duration_ms", unit = "ms")]
+    pub verify_duration_ms: Option<f64>,
+
+    /// Fraction of successful verifications.
+    #[gauge("gym.verify.success_rate")]
+    pub verify_success_rate: Option<f64>,
+
+    /// Number of active Gym servers.
+    #[gauge("gym.servers.active")]
+    pub active_servers: Option<u64>,
+}
+
+/// Records `metrics` on `meter`: the Python `record_gym_metrics`.
+#[inline]
+pub fn record_gym_metrics(meter: &Meter, metrics: &GymMetrics) {
+    metrics.record(meter);
+}

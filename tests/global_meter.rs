@@ -1,0 +1,62 @@
+//! `get_meter`: one cache per name on the global provider, renewed when the
+//! global provider is replaced. Its own test binary, since it sets the global
+//! provider.
+
+mod support;
+
+use nemo_lens::instruments::rl::RlMetrics;
+use nemo_lens::opentelemetry::global;
+use nemo_lens::opentelemetry_sdk::metrics::{
+    InMemoryMetricExporter, PeriodicReader, SdkMeterProvider,
+};
+use nemo_lens::{get_meter, Instruments};
+
+fn install() -> (SdkMeterProvider, InMemoryMetricExporter) {
+    let exporter = InMemoryMetricExporter::default();
+    let provider = SdkMeterProvider::builder()
+        .with_reader(PeriodicReader::builder(exporter.clone()).build())
+        .build();
+    global::set_meter_provider(provider.clone());
+    (provider, exporter)
+}
+
+fn exported_reward(provider: &SdkMeterProvider, exporter: &InMemoryMetricExporter) -> Option<f64> {
+    exporter.reset();
+    provider.force_flush().unwrap();
+    let batches = exporter.get_finished_metrics().unwrap();
+    let metric = batches
+        .last()?
+        .scope_metrics()
+        .flat_map(|s| s.metrics())
+        .find(|m| m.name() == "rl.reward.mean")?;
+    match metric.data() {
+        nemo_lens::opentelemetry_sdk::metrics::data::AggregatedMetrics::F64(
+            nemo_lens::opentelemetry_sdk::metrics::data::MetricData::Gauge(g),
+        ) => g.data_points().next().map(|p| p.value()),
+        _ => None,
+    }
+}
+
+#[test]
+fn same_name_shares_a_cache_until_the_provider_is_replaced() {
+    let (first_provider, first_exporter) = install();
+    let a = get_meter("nemo.lens");
+    let b = get_meter("nemo.lens");
+    let other = get_meter("other.scope");
+    assert!(a.same_cache(&b));
+    assert!(!a.same_cache(&other));
+    RlMetrics::default().reward_mean(1.5).record(&a);
+    assert_eq!(b.cached_sets(), 1);
+    assert_eq!(exported_reward(&first_provider, &first_exporter), Some(1.5));
+
+    let (second_provider, second_exporter) = install();
+    let c = get_meter("nemo.lens");
+    assert!(!a.same_cache(&c), "a new provider gets a new cache");
+    assert_eq!(c.cached_sets(), 0);
+    RlMetrics::default().reward_mean(2.5).record(&c);
+    assert_eq!(
+        exported_reward(&second_provider, &second_exporter),
+        Some(2.5)
+    );
+    assert_eq!(exported_reward(&first_provider, &first_exporter), Some(1.5));
+}

@@ -1,0 +1,6 @@
+use nemo_lens::Instruments;
+
+#[derive(Instruments)]
+struct Metrics(Option<f64>);
+
+fn main() {}

@@ -1,0 +1,9 @@
+use nemo_lens::Instruments;
+
+#[derive(Instruments)]
+struct Metrics {
+    /// Mean reward across rollout batch.
+    reward_mean: Option<f64>,
+}
+
+fn main() {}
