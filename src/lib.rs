@@ -43,3 +43,8 @@ pub use opentelemetry_sdk;
 
 #[doc(hidden)]
 pub use lens_core::__private;
+
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

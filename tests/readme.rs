@@ -1,0 +1,40 @@
+//! The README's table of built-in instruments is generated knowledge: check it
+//! against the descriptors so it cannot drift from the code.
+
+use nemo_lens::instruments::gym::GymMetrics;
+use nemo_lens::instruments::rl::RlMetrics;
+use nemo_lens::instruments::InferenceMetrics;
+use nemo_lens::Instruments;
+
+#[test]
+fn readme_table_lists_every_built_in_measurement() {
+    let readme = include_str!("../README.md");
+    let rows: Vec<Vec<String>> = readme
+        .lines()
+        .filter(|l| l.starts_with("| `"))
+        .filter(|l| l.split('|').count() == 8)
+        .map(|l| {
+            l.split('|')
+                .map(|c| c.trim().trim_matches('`').to_owned())
+                .collect()
+        })
+        .collect();
+    let descriptors = [
+        InferenceMetrics::DESCRIPTORS,
+        RlMetrics::DESCRIPTORS,
+        GymMetrics::DESCRIPTORS,
+    ]
+    .concat();
+    assert_eq!(
+        rows.len(),
+        descriptors.len(),
+        "one README row per measurement"
+    );
+    for (row, d) in rows.iter().zip(&descriptors) {
+        assert_eq!(row[1], d.field);
+        assert_eq!(row[2], d.name, "{}", d.field);
+        assert_eq!(row[3], d.kind.as_str(), "{}", d.field);
+        assert_eq!(row[4], d.unit, "{}", d.field);
+        assert_eq!(row[5], d.description, "{}", d.field);
+    }
+}
