@@ -315,3 +315,44 @@ fn descriptors_of_a_custom_set_describe_every_field() {
     assert_eq!(step_time.value_type, nemo_lens::ValueType::F64);
     assert_eq!(descriptors[1].unit, "{iteration}");
 }
+
+#[test]
+fn fields_never_recorded_export_no_series() {
+    let harness = Harness::new();
+    InferenceMetrics::default()
+        .request_duration_s(0.3)
+        .model("m")
+        .record(&harness.meter);
+    TrainMetrics::default().loss(1.0).record(&harness.meter);
+    let names: Vec<String> = harness.points().into_iter().map(|p| p.name).collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+    assert!(names.contains(&"gen_ai.server.request.duration".to_owned()));
+    assert!(names.contains(&"train.loss".to_owned()));
+}
+
+#[test]
+fn past_the_bound_limit_records_stay_exact() {
+    let harness = Harness::new();
+    let models = nemo_lens::__private::BOUND_LIMIT + 50;
+    for round in 0..2_u64 {
+        for i in 0..models {
+            InferenceMetrics::default()
+                .model(format!("model-{i}"))
+                .input_tokens(i as u64 + round)
+                .record(&harness.meter);
+        }
+    }
+    let points = harness.points_of("gen_ai.client.token.usage");
+    assert_eq!(points.len(), models);
+    for point in points {
+        let i: u64 = point.attr("gen_ai.request.model").unwrap()[6..]
+            .parse()
+            .unwrap();
+        let Value::Histogram { count, sum, .. } = point.value else {
+            panic!()
+        };
+        assert_eq!((count, sum), (2, (2 * i + 1) as f64), "model-{i}");
+        assert_eq!(point.attr("gen_ai.token.type"), Some("input"));
+        assert_eq!(point.attributes.len(), 4);
+    }
+}

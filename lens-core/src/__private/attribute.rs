@@ -5,50 +5,52 @@ use std::sync::Arc;
 
 use opentelemetry::{StringValue, Value};
 
+use super::bound::KeyPart;
+
 /// A type an `#[attribute]` field may hold. Empty strings count as absent,
 /// as `if model:` does in Python nemo-lens.
 pub trait AttributeValue {
+    /// The value borrowed, for look-ups; `None` to omit (or default) it.
+    fn key_part(&self) -> Option<KeyPart<'_>>;
+
     /// The attribute value, or `None` to omit (or default) it.
     fn to_value(&self) -> Option<Value>;
 }
 
-fn non_empty(s: &str, value: impl FnOnce() -> Value) -> Option<Value> {
-    (!s.is_empty()).then(value)
+macro_rules! string {
+    ($($ty:ty => |$s:ident| $value:expr),* $(,)?) => {$(
+        impl AttributeValue for $ty {
+            #[inline]
+            fn key_part(&self) -> Option<KeyPart<'_>> {
+                let text: &str = self.as_ref();
+                (!text.is_empty()).then_some(KeyPart::Str(text))
+            }
+
+            fn to_value(&self) -> Option<Value> {
+                let $s = self;
+                let text: &str = $s.as_ref();
+                (!text.is_empty()).then(|| $value)
+            }
+        }
+    )*};
 }
 
-impl AttributeValue for StringValue {
-    fn to_value(&self) -> Option<Value> {
-        non_empty(self.as_str(), || Value::String(self.clone()))
-    }
-}
-
-impl AttributeValue for &'static str {
-    fn to_value(&self) -> Option<Value> {
-        non_empty(self, || Value::from(*self))
-    }
-}
-
-impl AttributeValue for String {
-    fn to_value(&self) -> Option<Value> {
-        non_empty(self, || Value::from(self.clone()))
-    }
-}
-
-impl AttributeValue for Cow<'static, str> {
-    fn to_value(&self) -> Option<Value> {
-        non_empty(self, || Value::from(self.clone()))
-    }
-}
-
-impl AttributeValue for Arc<str> {
-    fn to_value(&self) -> Option<Value> {
-        non_empty(self, || Value::from(self.clone()))
-    }
+string! {
+    StringValue => |s| Value::String(s.clone()),
+    &'static str => |s| Value::from(*s),
+    String => |s| Value::from(s.clone()),
+    Cow<'static, str> => |s| Value::from(s.clone()),
+    Arc<str> => |s| Value::from(s.clone()),
 }
 
 macro_rules! scalar {
     ($($ty:ty => $variant:ident as $repr:ty),*) => {$(
         impl AttributeValue for $ty {
+            #[inline]
+            fn key_part(&self) -> Option<KeyPart<'_>> {
+                Some(KeyPart::$variant(<$repr>::from(*self)))
+            }
+
             fn to_value(&self) -> Option<Value> {
                 Some(Value::$variant(<$repr>::from(*self)))
             }

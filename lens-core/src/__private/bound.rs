@@ -1,0 +1,276 @@
+//! Bound instrument handles per set of attribute values.
+//!
+//! The SDK's unbound `record(value, &attrs)` hashes and compares the whole
+//! attribute list on every call; a profile of the inference set showed half
+//! its instructions in SipHash over those lists. A bound handle skips that
+//! look-up. Sets whose attributes are all static bind once; sets with
+//! `#[attribute]` fields keep a [`BoundMap`] from the attribute values to a
+//! bundle of handles, looked up without a lock or an allocation.
+
+use std::hash::{BuildHasher, Hash, Hasher};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use arc_swap::ArcSwap;
+use hashbrown::{DefaultHashBuilder, HashTable};
+use opentelemetry::{Key, KeyValue, StringValue, Value};
+
+/// Bundles a [`BoundMap`] holds at most. Past it, records take the unbound
+/// path, so memory stays bounded however many model names a server sees; the
+/// SDK's own cardinality limit applies on both paths alike.
+pub const BOUND_LIMIT: usize = 1024;
+
+/// A borrowed attribute value, compared and hashed without cloning it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum KeyPart<'a> {
+    Str(&'a str),
+    Bool(bool),
+    I64(i64),
+    F64(f64),
+}
+
+impl KeyPart<'_> {
+    fn to_value(self) -> Value {
+        match self {
+            KeyPart::Str(s) => Value::String(StringValue::from(s.to_owned())),
+            KeyPart::Bool(b) => Value::Bool(b),
+            KeyPart::I64(i) => Value::I64(i),
+            KeyPart::F64(f) => Value::F64(f),
+        }
+    }
+
+    fn matches(self, value: &Value) -> bool {
+        match (self, value) {
+            (KeyPart::Str(a), Value::String(b)) => a == b.as_str(),
+            (KeyPart::Bool(a), Value::Bool(b)) => a == *b,
+            (KeyPart::I64(a), Value::I64(b)) => a == *b,
+            (KeyPart::F64(a), Value::F64(b)) => a.to_bits() == b.to_bits(),
+            _ => false,
+        }
+    }
+
+    fn hash_into(self, state: &mut impl Hasher) {
+        match self {
+            KeyPart::Str(s) => s.hash(state),
+            KeyPart::Bool(b) => b.hash(state),
+            KeyPart::I64(i) => i.hash(state),
+            KeyPart::F64(f) => f.to_bits().hash(state),
+        }
+    }
+}
+
+struct Entry<B> {
+    hash: u64,
+    // Shared, so that copying the table on insert copies pointers only.
+    values: Arc<[Option<Value>]>,
+    bundle: Arc<B>,
+}
+
+impl<B> Clone for Entry<B> {
+    fn clone(&self) -> Self {
+        Entry {
+            hash: self.hash,
+            values: Arc::clone(&self.values),
+            bundle: Arc::clone(&self.bundle),
+        }
+    }
+}
+
+impl<B> Entry<B> {
+    fn matches(&self, parts: &[Option<KeyPart<'_>>]) -> bool {
+        self.values.len() == parts.len()
+            && self
+                .values
+                .iter()
+                .zip(parts)
+                .all(|(value, part)| match (value, part) {
+                    (Some(value), Some(part)) => part.matches(value),
+                    (None, None) => true,
+                    _ => false,
+                })
+    }
+}
+
+/// Read-mostly map from attribute values to a bundle of bound handles.
+///
+/// Readers load an immutable table through [`ArcSwap`] (no lock, no
+/// reference-count traffic on a shared line); writers copy the table, which
+/// happens once per distinct attribute set and at most [`BOUND_LIMIT`] times.
+pub struct BoundMap<B> {
+    table: ArcSwap<HashTable<Entry<B>>>,
+    hasher: DefaultHashBuilder,
+    writer: Mutex<()>,
+}
+
+impl<B> Default for BoundMap<B> {
+    fn default() -> Self {
+        BoundMap {
+            table: ArcSwap::from_pointee(HashTable::new()),
+            hasher: DefaultHashBuilder::default(),
+            writer: Mutex::new(()),
+        }
+    }
+}
+
+impl<B> BoundMap<B> {
+    /// An empty map.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// How many bundles the map holds.
+    pub fn len(&self) -> usize {
+        self.table.load().len()
+    }
+
+    /// Whether the map holds no bundle.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Runs `with` on the bundle for `parts` (the values of the attributes
+    /// `keys`, `None` where absent), creating it with `make` from the
+    /// attribute list on first use. `None` when the map is full: the caller
+    /// records unbound.
+    #[inline]
+    pub fn with<R>(
+        &self,
+        keys: &[&'static str],
+        parts: &[Option<KeyPart<'_>>],
+        make: impl FnOnce(Box<[KeyValue]>) -> B,
+        with: impl FnOnce(&B) -> R,
+    ) -> Option<R> {
+        let hash = self.hash(parts);
+        {
+            let table = self.table.load();
+            if let Some(entry) = table.find(hash, |e| e.hash == hash && e.matches(parts)) {
+                return Some(with(&entry.bundle));
+            }
+            // Full: say so without touching the writer lock, so servers past
+            // the limit do not serialise on it.
+            if table.len() >= BOUND_LIMIT {
+                return None;
+            }
+        }
+        self.insert(hash, keys, parts, make)
+            .map(|bundle| with(&bundle))
+    }
+
+    fn hash(&self, parts: &[Option<KeyPart<'_>>]) -> u64 {
+        let mut state = self.hasher.build_hasher();
+        for part in parts {
+            match part {
+                Some(part) => part.hash_into(&mut state),
+                None => state.write_u8(0xff),
+            }
+        }
+        state.finish()
+    }
+
+    #[cold]
+    fn insert(
+        &self,
+        hash: u64,
+        keys: &[&'static str],
+        parts: &[Option<KeyPart<'_>>],
+        make: impl FnOnce(Box<[KeyValue]>) -> B,
+    ) -> Option<Arc<B>> {
+        // A writer that panicked left the table intact: it is swapped whole.
+        let _writer = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
+        let table = self.table.load_full();
+        if let Some(entry) = table.find(hash, |e| e.hash == hash && e.matches(parts)) {
+            return Some(Arc::clone(&entry.bundle));
+        }
+        if table.len() >= BOUND_LIMIT {
+            return None;
+        }
+        let values: Arc<[Option<Value>]> = parts
+            .iter()
+            .map(|part| part.map(KeyPart::to_value))
+            .collect();
+        let attributes = keys
+            .iter()
+            .zip(values.iter())
+            .filter_map(|(key, value)| {
+                let value = value.clone()?;
+                Some(KeyValue::new(Key::from_static_str(key), value))
+            })
+            .collect();
+        let bundle = Arc::new(make(attributes));
+        let mut grown = HashTable::clone(&table);
+        grown.insert_unique(
+            hash,
+            Entry {
+                hash,
+                values,
+                bundle: Arc::clone(&bundle),
+            },
+            |e| e.hash,
+        );
+        self.table.store(Arc::new(grown));
+        Some(bundle)
+    }
+}
+
+/// `first` followed by `then`: the attributes a lazily bound field binds with.
+pub fn concat(first: &[KeyValue], then: &[KeyValue]) -> Vec<KeyValue> {
+    let mut all = Vec::with_capacity(first.len() + then.len());
+    all.extend_from_slice(first);
+    all.extend_from_slice(then);
+    all
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KEYS: [&str; 2] = ["model", "rank"];
+
+    #[test]
+    fn creates_a_bundle_once_per_distinct_values() {
+        let map: BoundMap<Box<[KeyValue]>> = BoundMap::new();
+        let llama = [Some(KeyPart::Str("llama")), Some(KeyPart::I64(3))];
+        let first = map
+            .with(&KEYS, &llama, |attrs| attrs, |b| b.clone())
+            .unwrap();
+        assert_eq!(
+            &*first,
+            [KeyValue::new("model", "llama"), KeyValue::new("rank", 3)]
+        );
+        let mut made = false;
+        map.with(
+            &KEYS,
+            &llama,
+            |a| {
+                made = true;
+                a
+            },
+            |_| (),
+        );
+        assert!(!made, "the second look-up finds the bundle");
+        let absent = [Some(KeyPart::Str("llama")), None];
+        let partial = map
+            .with(&KEYS, &absent, |attrs| attrs, |b| b.clone())
+            .unwrap();
+        assert_eq!(&*partial, [KeyValue::new("model", "llama")]);
+        assert_eq!(map.len(), 2);
+    }
+
+    #[test]
+    fn stops_growing_at_the_limit() {
+        let map: BoundMap<()> = BoundMap::new();
+        let names: Vec<String> = (0..BOUND_LIMIT + 10).map(|i| format!("m{i}")).collect();
+        let bound = names
+            .iter()
+            .filter(|name| {
+                map.with(&KEYS, &[Some(KeyPart::Str(name)), None], |_| (), |_| ())
+                    .is_some()
+            })
+            .count();
+        assert_eq!(bound, BOUND_LIMIT);
+        assert_eq!(map.len(), BOUND_LIMIT);
+        // Known values are still found once the map is full.
+        assert!(map
+            .with(&KEYS, &[Some(KeyPart::Str("m0")), None], |_| (), |_| ())
+            .is_some());
+    }
+}

@@ -1,0 +1,159 @@
+//! The body of `record_with`.
+//!
+//! Each `Some` field is checked, then recorded through its bound handle. For a
+//! struct with `#[attribute]` fields the handles come from the set's
+//! `BoundMap`, keyed by the attribute values; when that map is full the call
+//! falls back to unbound records with the attribute list built on the stack of
+//! a `Vec`, which exports exactly the same series.
+
+use proc_macro2::TokenStream;
+use quote::{quote, quote_spanned};
+use syn::spanned::Spanned;
+
+use super::{instrument_ident, static_attrs_ident, Names};
+use crate::model::Kind;
+use crate::validate::{Checked, Measured};
+
+pub(super) fn record_with(checked: &Checked, names: &Names) -> TokenStream {
+    let p = &names.p;
+    if checked.measures.is_empty() {
+        return quote!(let _ = set;);
+    }
+    if checked.attributes.is_empty() {
+        let fields = checked.measures.iter().map(|m| bound_field(checked, m, p));
+        return quote! {
+            let __b = &set.__bound;
+            #(#fields)*
+        };
+    }
+
+    let any_value = checked.measures.iter().map(|m| {
+        let field = &m.field.ident;
+        quote!(self.#field.is_some())
+    });
+    let keys = checked.attributes.iter().map(|(_, a)| a.key.value());
+    let parts = checked.attributes.iter().map(|(field, attribute)| {
+        let ident = &field.ident;
+        let key_part = quote_spanned!(field.inner_ty.span()=> #p::AttributeValue::key_part);
+        let default = attribute
+            .default
+            .as_ref()
+            .map(|d| quote!(.or(#p::Some(#p::KeyPart::Str(#d)))));
+        quote!(self.#ident.as_ref().and_then(#key_part)#default)
+    });
+    let bound = &names.bound;
+    let fields = checked.measures.iter().map(|m| bound_field(checked, m, p));
+    let unbound = unbound(checked, p);
+    quote! {
+        if !(#(#any_value)||*) {
+            return;
+        }
+        let __parts = [#(#parts),*];
+        let __recorded = set.__bound.with(
+            &[#(#keys),*],
+            &__parts,
+            #bound::new,
+            |__b: &#bound| { #(#fields)* },
+        );
+        if __recorded.is_none() {
+            #unbound
+        }
+    }
+}
+
+/// Checks one field and records it through `__b`, binding on first use.
+fn bound_field(checked: &Checked, m: &Measured, p: &TokenStream) -> TokenStream {
+    let instrument = &checked.instruments[m.instrument];
+    let field = &m.field.ident;
+    let handle = instrument_ident(m.instrument);
+    let statics = if m.measure.attrs.is_empty() {
+        quote!(&[])
+    } else {
+        let statics = static_attrs_ident(field);
+        quote!(&set.#statics)
+    };
+    let method = method(instrument.kind);
+    let call = quote! {
+        __b.#field
+            .get_or_init(|| set.#handle.bind(&#p::concat(&__b.__attrs, #statics)))
+            .#method(__v)
+    };
+    checked_record(checked, m, p, call)
+}
+
+/// The unbound path: the attribute list built per call, as the SDK docs show.
+fn unbound(checked: &Checked, p: &TokenStream) -> TokenStream {
+    let capacity = checked.attributes.len()
+        + checked
+            .measures
+            .iter()
+            .map(|m| m.measure.attrs.len())
+            .max()
+            .unwrap_or(0);
+    let pushes = checked.attributes.iter().map(|(field, attribute)| {
+        let ident = &field.ident;
+        let key = attribute.key.value();
+        let to_value = quote_spanned!(field.inner_ty.span()=> #p::AttributeValue::to_value);
+        let fallback = attribute
+            .default
+            .as_ref()
+            .map(|default| quote!(else { __attrs.push(#p::KeyValue::new(#key, #default)); }));
+        quote! {
+            if let #p::Some(__value) = self.#ident.as_ref().and_then(#to_value) {
+                __attrs.push(#p::KeyValue::new(#key, __value));
+            } #fallback
+        }
+    });
+    let fields = checked.measures.iter().map(|m| {
+        let instrument = &checked.instruments[m.instrument];
+        let handle = instrument_ident(m.instrument);
+        let method = method(instrument.kind);
+        let call = if m.measure.attrs.is_empty() {
+            quote!(set.#handle.#method(__v, &__attrs))
+        } else {
+            let statics = static_attrs_ident(&m.field.ident);
+            quote! {{
+                __attrs.extend_from_slice(&set.#statics);
+                set.#handle.#method(__v, &__attrs);
+                __attrs.truncate(__base);
+            }}
+        };
+        checked_record(checked, m, p, call)
+    });
+    quote! {
+        let mut __attrs: #p::Vec<#p::KeyValue> = #p::Vec::with_capacity(#capacity);
+        #(#pushes)*
+        let __base = __attrs.len();
+        #(#fields)*
+    }
+}
+
+fn method(kind: Kind) -> TokenStream {
+    match kind {
+        Kind::Counter | Kind::UpDownCounter => quote!(add),
+        Kind::Gauge | Kind::Histogram => quote!(record),
+    }
+}
+
+/// `if let Some(raw) = self.field`, checked, then `call` with `__v`, or the
+/// drop counted and warned about.
+fn checked_record(
+    checked: &Checked,
+    m: &Measured,
+    p: &TokenStream,
+    call: TokenStream,
+) -> TokenStream {
+    let instrument = &checked.instruments[m.instrument];
+    let field = &m.field.ident;
+    let field_name = field.to_string();
+    let name = &instrument.name;
+    let monotonic = instrument.kind == Kind::Counter;
+    quote! {
+        if let #p::Some(__raw) = self.#field {
+            match #p::checked(__raw, #monotonic) {
+                #p::Ok(__v) => #call,
+                #p::Err(__why) => set.__warnings.dropped_value(#field_name, #name, &__raw, __why),
+            }
+        }
+    }
+}
