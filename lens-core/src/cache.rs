@@ -61,12 +61,17 @@ impl SetSlot {
 /// Sets built for one meter, each built once and kept until the meter's last
 /// handle is dropped.
 pub(crate) struct SetCache {
+    /// Segment 0, inline: the sets of a typical process are found with one
+    /// atomic load fewer.
+    first: [Entry; FIRST_SEGMENT],
+    /// Segments 1.. (segment 0 of this array is unused).
     segments: [OnceLock<Box<[Entry]>>; SEGMENTS],
 }
 
 impl SetCache {
     pub(crate) fn new() -> Self {
         SetCache {
+            first: std::array::from_fn(|_| OnceLock::new()),
             segments: std::array::from_fn(|_| OnceLock::new()),
         }
     }
@@ -91,12 +96,21 @@ impl SetCache {
             .iter()
             .filter_map(OnceLock::get)
             .flat_map(|segment| segment.iter())
+            .chain(self.first.iter())
             .filter(|entry| entry.get().is_some())
             .count()
     }
 
     #[inline]
     fn entry(&self, index: usize) -> Option<&Entry> {
+        if let Some(entry) = self.first.get(index) {
+            return Some(entry);
+        }
+        self.later_entry(index)
+    }
+
+    #[cold]
+    fn later_entry(&self, index: usize) -> Option<&Entry> {
         let (segment, offset) = locate(index);
         let segment = self.segments.get(segment)?.get_or_init(|| {
             let len = FIRST_SEGMENT << segment;

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Runs every benchmark once and prints the tables of BENCHMARKS.md.
+# Usage: scripts/bench.sh [> table.md]   (takes about five minutes)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+raw=$(mktemp)
+trap 'rm -f "$raw"' EXIT
+cargo bench --bench record --bench threads --bench memory 2>/dev/null | tee "$raw" >&2
+python3 scripts/bench_report.py "$raw"
