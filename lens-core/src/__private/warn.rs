@@ -77,6 +77,41 @@ impl DropWarnings {
 mod tests {
     use super::*;
 
+    /// Counts `nemo_lens` warnings, the only thing these tests emit.
+    struct CountWarnings(std::sync::Arc<AtomicU64>);
+
+    impl tracing::Subscriber for CountWarnings {
+        fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+            true
+        }
+        fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+            tracing::span::Id::from_u64(1)
+        }
+        fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+        fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+        fn event(&self, event: &tracing::Event<'_>) {
+            let meta = event.metadata();
+            if meta.target() == "nemo_lens" && *meta.level() == tracing::Level::WARN {
+                self.0.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        fn enter(&self, _: &tracing::span::Id) {}
+        fn exit(&self, _: &tracing::span::Id) {}
+    }
+
+    #[test]
+    fn warns_through_tracing_once_per_window() {
+        let warned = std::sync::Arc::new(AtomicU64::new(0));
+        let subscriber = CountWarnings(warned.clone());
+        tracing::subscriber::with_default(subscriber, || {
+            let warnings = DropWarnings::new();
+            for _ in 0..100 {
+                warnings.dropped_value("loss", "train.loss", &f64::INFINITY, Reject::NonFinite);
+            }
+        });
+        assert_eq!(warned.load(Ordering::Relaxed), 1);
+    }
+
     #[test]
     fn counts_every_drop_but_warns_once_per_window() {
         let warnings = DropWarnings::new();
