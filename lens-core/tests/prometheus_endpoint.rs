@@ -35,7 +35,9 @@ fn options() -> SetupOptions {
 
 fn get(addr: SocketAddr, request: &str) -> String {
     let mut stream = TcpStream::connect(addr).unwrap();
-    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
     stream.write_all(request.as_bytes()).unwrap();
     let mut response = String::new();
     stream.read_to_string(&mut response).unwrap();
@@ -58,7 +60,10 @@ fn scrape_shows_nemo_lens_names_labels_and_values() {
     let handle = options().setup(&config("0"), 0, 1).unwrap();
     let addr = handle.prometheus_addr().unwrap();
     assert!(addr.ip().is_loopback(), "binds loopback by default: {addr}");
-    assert_eq!(handle.prometheus_url().unwrap(), format!("http://{addr}/metrics"));
+    assert_eq!(
+        handle.prometheus_url().unwrap(),
+        format!("http://{addr}/metrics")
+    );
 
     let meter = handle.meter.otel();
     let bounds = vec![
@@ -102,42 +107,81 @@ fn scrape_shows_nemo_lens_names_labels_and_values() {
     assert!(response.starts_with("HTTP/1.1 200 OK"), "{response}");
     let body = response.split("\r\n\r\n").nth(1).unwrap();
 
-    assert!(body.contains("# TYPE rl_generation_duration_ms_milliseconds histogram"), "{body}");
+    assert!(
+        body.contains("# TYPE rl_generation_duration_ms_milliseconds histogram"),
+        "{body}"
+    );
     assert_eq!(
-        sample(body, "rl_generation_duration_ms_milliseconds_bucket", &["le=\"1000\""]),
+        sample(
+            body,
+            "rl_generation_duration_ms_milliseconds_bucket",
+            &["le=\"1000\""]
+        ),
         0.0
     );
     assert_eq!(
-        sample(body, "rl_generation_duration_ms_milliseconds_bucket", &["le=\"2500\""]),
+        sample(
+            body,
+            "rl_generation_duration_ms_milliseconds_bucket",
+            &["le=\"2500\""]
+        ),
         1.0
     );
-    assert_eq!(sample(body, "rl_generation_duration_ms_milliseconds_sum", &[]), 1234.5);
-    assert_eq!(sample(body, "rl_generation_duration_ms_milliseconds_count", &[]), 1.0);
-    let input = ["gen_ai_token_type=\"input\"", "gen_ai_request_model=\"llama-3-8b\""];
+    assert_eq!(
+        sample(body, "rl_generation_duration_ms_milliseconds_sum", &[]),
+        1234.5
+    );
+    assert_eq!(
+        sample(body, "rl_generation_duration_ms_milliseconds_count", &[]),
+        1.0
+    );
+    let input = [
+        "gen_ai_token_type=\"input\"",
+        "gen_ai_request_model=\"llama-3-8b\"",
+    ];
     assert_eq!(sample(body, "gen_ai_client_token_usage_sum", &input), 128.0);
     assert_eq!(
-        sample(body, "gen_ai_client_token_usage_bucket", &["gen_ai_token_type=\"output\"", "le=\"250\""]),
+        sample(
+            body,
+            "gen_ai_client_token_usage_bucket",
+            &["gen_ai_token_type=\"output\"", "le=\"250\""]
+        ),
         0.0
     );
     assert_eq!(
-        sample(body, "gen_ai_client_token_usage_bucket", &["gen_ai_token_type=\"output\"", "le=\"500\""]),
+        sample(
+            body,
+            "gen_ai_client_token_usage_bucket",
+            &["gen_ai_token_type=\"output\"", "le=\"500\""]
+        ),
         1.0
     );
     assert_eq!(
         sample(
             body,
             "gen_ai_server_request_duration_seconds_bucket",
-            &["gen_ai_operation_name=\"text_completion\"", "gen_ai_provider_name=\"nemo\"", "le=\"5\""]
+            &[
+                "gen_ai_operation_name=\"text_completion\"",
+                "gen_ai_provider_name=\"nemo\"",
+                "le=\"5\""
+            ]
         ),
         1.0
     );
-    assert_eq!(sample(body, "rl_reward_mean", &["otel_scope_name=\"nemo.lens\""]), 0.75);
+    assert_eq!(
+        sample(body, "rl_reward_mean", &["otel_scope_name=\"nemo.lens\""]),
+        0.75
+    );
     assert_eq!(sample(body, "gym_requests_total", &[]), 3.0);
     assert_eq!(
         sample(
             body,
             "target_info",
-            &["service_name=\"rust_peer\"", "service_instance_id=\"runP-rank0\"", "dl_rank=\"0\""]
+            &[
+                "service_name=\"rust_peer\"",
+                "service_instance_id=\"runP-rank0\"",
+                "dl_rank=\"0\""
+            ]
         ),
         1.0
     );
@@ -158,5 +202,8 @@ fn busy_port_is_an_error_naming_the_address() {
     let port = taken.local_addr().unwrap().port().to_string();
     let err = options().setup(&config(&port), 0, 1).unwrap_err();
     assert!(matches!(err, SetupError::Bind { .. }), "{err}");
-    assert!(err.to_string().contains(&format!("127.0.0.1:{port}")), "{err}");
+    assert!(
+        err.to_string().contains(&format!("127.0.0.1:{port}")),
+        "{err}"
+    );
 }
