@@ -7,7 +7,9 @@ use std::sync::Arc;
 /// A source of environment variables: the process environment or, in tests,
 /// a map, so configuration can be checked without mutating the process.
 #[derive(Clone)]
-pub struct EnvLookup(Arc<dyn Fn(&str) -> Option<String> + Send + Sync>);
+pub struct EnvLookup(Arc<LookupFn>);
+
+type LookupFn = dyn Fn(&str) -> Option<String> + Send + Sync;
 
 impl EnvLookup {
     /// The process environment. Values that are not valid Unicode count as
