@@ -20,7 +20,7 @@
 //! | `k8s.namespace.name` | `K8S_NAMESPACE`, else `POD_NAMESPACE` |
 //! | `k8s.node.name` | `K8S_NODE_NAME`, else `NODE_NAME` |
 //! | `k8s.pod.uid` | `K8S_POD_UID`, else `POD_UID` |
-//! | `k8s.container.name` | `K8S_CONTAINER_NAME`, else `CONTAINER_NAME` |
+//! | `k8s.container.name` | `K8S_CONTAINER_NAME` |
 //! | anything | [`SetupOptions::resource_attribute`](super::SetupOptions::resource_attribute) |
 
 use std::process::{Command, Stdio};
@@ -51,10 +51,8 @@ pub const K8S_ATTRIBUTES: [(&str, &[&str]); 5] = [
     ("k8s.namespace.name", &["K8S_NAMESPACE", "POD_NAMESPACE"]),
     ("k8s.node.name", &["K8S_NODE_NAME", "NODE_NAME"]),
     ("k8s.pod.uid", &["K8S_POD_UID", "POD_UID"]),
-    (
-        "k8s.container.name",
-        &["K8S_CONTAINER_NAME", "CONTAINER_NAME"],
-    ),
+    // Not bare CONTAINER_NAME: container runtimes outside Kubernetes set it.
+    ("k8s.container.name", &["K8S_CONTAINER_NAME"]),
 ];
 
 /// How long `nvidia-smi` may take before the GPU count is left out.
