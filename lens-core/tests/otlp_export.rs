@@ -118,6 +118,8 @@ fn restart_scenario(proto: Proto) {
         .wait_for(WAIT, |r| int_total(r, "test.steps") == Some(5))
         .unwrap_or_else(|| panic!("{proto:?}: no export of 5 steps after the receiver came up"));
 
+    // OTEL_EXPORTER_OTLP_HEADERS reaches the receiver.
+    assert_eq!(received.team_header().as_deref(), Some("rl"));
     let steps_metric = metric(&request, "test.steps").unwrap();
     assert_eq!(steps_metric.unit, "{step}");
     assert_eq!(steps_metric.description, "Training steps.");

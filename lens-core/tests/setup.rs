@@ -127,6 +127,30 @@ fn exporting_rank_records_values_with_the_full_resource() {
 }
 
 #[test]
+fn injected_push_exporter_exports_on_the_configured_interval() {
+    let _serial = serial();
+    let exporter = InMemoryMetricExporter::default();
+    let handle = options(&[])
+        .push_exporter(exporter.clone())
+        .setup(&config(&[("OTEL_METRIC_EXPORT_INTERVAL", "100")]), 0, 1)
+        .unwrap();
+    handle
+        .meter
+        .otel()
+        .u64_counter("test.ticks")
+        .build()
+        .add(1, &[]);
+    // Without a flush, only the 100 ms interval (not the SDK's 60 s
+    // default) can deliver this within the bound.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while exporter.get_finished_metrics().unwrap().is_empty() {
+        assert!(Instant::now() < deadline, "no periodic export within 5 s");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    handle.shutdown().unwrap();
+}
+
+#[test]
 fn strategies_decide_which_ranks_export() {
     let _serial = serial();
     let exporting = |pairs: &[(&str, &str)], env: &[(&str, &str)], world: u32| -> Vec<u32> {

@@ -353,6 +353,37 @@ mod tests {
     }
 
     #[test]
+    fn connections_beyond_the_cap_get_503_until_slots_free_up() {
+        let server = server();
+        let addr = server.local_addr();
+        // Clients that connect and never send hold every slot.
+        let silent: Vec<TcpStream> = (0..MAX_CONNECTIONS)
+            .map(|_| TcpStream::connect(addr).unwrap())
+            .collect();
+        // Give the accept loop time to take them all (bounded wait).
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let mut busy = String::new();
+        while Instant::now() < deadline {
+            busy = exchange(addr, b"GET /metrics HTTP/1.1\r\n\r\n");
+            if status(&busy) == "503" {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        assert_eq!(status(&busy), "503", "{busy}");
+        drop(silent);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let ok = exchange(addr, b"GET /metrics HTTP/1.1\r\n\r\n");
+            if status(&ok) == "200" {
+                break;
+            }
+            assert!(Instant::now() < deadline, "slots never freed: {ok}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    #[test]
     fn stop_releases_the_port() {
         let mut server = server();
         let addr = server.local_addr();

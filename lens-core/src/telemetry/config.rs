@@ -264,9 +264,14 @@ impl NemoLensConfig {
     }
 }
 
+/// A positive number of milliseconds: the SDK would silently turn 0 into
+/// its own default.
 fn parse_millis(variable: &str, value: &str) -> Result<Duration, ConfigError> {
-    parse_number::<u64>(variable, value, "a whole number of milliseconds")
-        .map(Duration::from_millis)
+    const EXPECTED: &str = "a positive whole number of milliseconds";
+    match parse_number::<u64>(variable, value, EXPECTED)? {
+        0 => Err(ConfigError::new(variable, value, EXPECTED)),
+        ms => Ok(Duration::from_millis(ms)),
+    }
 }
 
 struct Reader<'a> {
@@ -395,6 +400,8 @@ mod tests {
             ("NEMO_LENS_EXPORT_RANK", "last", "integer"),
             ("NEMO_LENS_EXPORT_SAMPLE_RATE", "2", "between 0 and 1"),
             ("OTEL_METRIC_EXPORT_INTERVAL", "10s", "milliseconds"),
+            ("OTEL_METRIC_EXPORT_INTERVAL", "0", "positive"),
+            ("OTEL_METRIC_EXPORT_TIMEOUT", "-5", "milliseconds"),
             (
                 "OTEL_EXPORTER_OTLP_PROTOCOL",
                 "http/json",

@@ -9,7 +9,6 @@ use opentelemetry::metrics::MeterProvider as _;
 use opentelemetry::{InstrumentationScope, KeyValue};
 use opentelemetry_sdk::metrics::exporter::PushMetricExporter;
 use opentelemetry_sdk::metrics::reader::MetricReader;
-#[allow(unused_imports)] // used by the push exporters behind features
 use opentelemetry_sdk::metrics::PeriodicReader;
 use opentelemetry_sdk::metrics::{MeterProviderBuilder, SdkMeterProvider};
 
@@ -63,7 +62,8 @@ pub enum SetupError {
     Exporter(String),
 }
 
-type Install = Box<dyn FnOnce(MeterProviderBuilder) -> MeterProviderBuilder + Send>;
+/// Adds a caller-supplied reader; gets the configured export interval.
+type Install = Box<dyn FnOnce(MeterProviderBuilder, Duration) -> MeterProviderBuilder + Send>;
 
 /// Options of [`setup_telemetry`] beyond the configuration, as a builder.
 ///
@@ -150,14 +150,20 @@ impl SetupOptions {
     /// Uses `reader` instead of the configured exporter (nemo-lens's
     /// `metric_reader=`), for tests and custom pipelines.
     pub fn metric_reader(mut self, reader: impl MetricReader) -> Self {
-        self.install = Some(Box::new(move |b| b.with_reader(reader)));
+        self.install = Some(Box::new(move |b, _| b.with_reader(reader)));
         self
     }
 
     /// Pushes to `exporter` every `OTEL_METRIC_EXPORT_INTERVAL` instead of
     /// the configured exporter.
     pub fn push_exporter(mut self, exporter: impl PushMetricExporter) -> Self {
-        self.install = Some(Box::new(move |b| b.with_periodic_exporter(exporter)));
+        self.install = Some(Box::new(move |b, interval| {
+            b.with_reader(
+                PeriodicReader::builder(exporter)
+                    .with_interval(interval)
+                    .build(),
+            )
+        }));
         self
     }
 
@@ -264,7 +270,7 @@ fn setup(
     let mut stoppers: Vec<Stopper> = Vec::new();
     let mut prometheus_addr = None;
     match options.install {
-        Some(install) => builder = install(builder),
+        Some(install) => builder = install(builder, config.export_interval),
         None => {
             builder = install_exporter(config, builder, &mut stoppers, &mut prometheus_addr)?;
         }

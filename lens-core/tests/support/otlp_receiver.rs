@@ -26,11 +26,21 @@ use prost::Message;
 
 /// Every request a receiver decoded, shared across restarts.
 #[derive(Clone, Default)]
-pub struct Received(Arc<Mutex<Vec<ExportMetricsServiceRequest>>>);
+pub struct Received(
+    Arc<Mutex<Vec<ExportMetricsServiceRequest>>>,
+    Arc<Mutex<Option<String>>>,
+);
 
 impl Received {
-    fn push(&self, request: ExportMetricsServiceRequest) {
+    /// Stores a request and the `x-team` header (or gRPC metadata) it came with.
+    fn push(&self, request: ExportMetricsServiceRequest, team: Option<String>) {
         self.0.lock().unwrap().push(request);
+        *self.1.lock().unwrap() = team;
+    }
+
+    /// The `x-team` header of the latest request.
+    pub fn team_header(&self) -> Option<String> {
+        self.1.lock().unwrap().clone()
     }
 
     pub fn count(&self) -> usize {
@@ -76,7 +86,12 @@ impl MetricsService for Sink {
         &self,
         request: tonic::Request<ExportMetricsServiceRequest>,
     ) -> Result<tonic::Response<ExportMetricsServiceResponse>, tonic::Status> {
-        self.0.push(request.into_inner());
+        let team = request
+            .metadata()
+            .get("x-team")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        self.0.push(request.into_inner(), team);
         Ok(tonic::Response::new(ExportMetricsServiceResponse::default()))
     }
 }
@@ -231,7 +246,11 @@ fn handle_http(mut stream: TcpStream, received: &Received) -> std::io::Result<()
         && head.contains("content-type: application/x-protobuf");
     let status = match ExportMetricsServiceRequest::decode(&data[head_end..head_end + length]) {
         Ok(request) if ok => {
-            received.push(request);
+            let team = head
+                .lines()
+                .find_map(|l| l.strip_prefix("x-team:"))
+                .map(|v| v.trim().to_owned());
+            received.push(request, team);
             "200 OK"
         }
         _ => "400 Bad Request",
