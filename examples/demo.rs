@@ -102,7 +102,15 @@ fn env_number(env: &EnvLookup, key: &str, default: u32) -> Result<u32, String> {
     }
 }
 
-fn main() -> Result<(), Box<dyn Error>> {
+fn main() {
+    // Print errors with Display: they name the variable and the value.
+    if let Err(e) = run() {
+        eprintln!("demo: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run() -> Result<(), Box<dyn Error>> {
     let args = parse_args()?;
     let env = demo_env();
     let config = NemoLensConfig::from_lookup(env.clone())?;
@@ -111,12 +119,13 @@ fn main() -> Result<(), Box<dyn Error>> {
     let telemetry = SetupOptions::new()
         .env(env)
         .setup(&config, rank, world_size)?;
+    // Only the URL goes to stdout: the console exporter owns the rest of it.
     match telemetry.prometheus_url() {
         Some(url) => println!("serving Prometheus metrics at {url}"),
         None if telemetry.is_exporting => {
-            println!("exporting with {}", config.exporter.as_str())
+            eprintln!("exporting with {}", config.exporter.as_str())
         }
-        None => println!("rank {rank} is not exporting"),
+        None => eprintln!("rank {rank} is not exporting"),
     }
     let meter = &telemetry.meter;
 
@@ -186,7 +195,10 @@ fn main() -> Result<(), Box<dyn Error>> {
             std::thread::sleep(rest);
         }
     }
-    println!("finished {step} steps");
-    telemetry.shutdown()?;
+    eprintln!("finished {step} steps");
+    // A receiver that is gone at the end costs the last export, not the run.
+    if let Err(e) = telemetry.shutdown() {
+        eprintln!("demo: {e}");
+    }
     Ok(())
 }
