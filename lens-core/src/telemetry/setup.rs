@@ -240,8 +240,9 @@ fn setup(
     }
     let ctx = rank_context(config, &options.env, rank, world_size)?;
 
-    // Claim the process-wide slot before building anything, so two racing
-    // setups cannot both succeed.
+    // Hold the process-wide slot while building, so two racing setups cannot
+    // both succeed; it is only marked taken once setup succeeds, so a failed
+    // setup (say, a busy port) can be retried.
     let mut current = CURRENT.lock().unwrap_or_else(PoisonError::into_inner);
     if let Some(previous) = current.as_ref() {
         if !options.allow_reinit {
@@ -251,9 +252,10 @@ fn setup(
             let _ = previous.shutdown();
         }
     }
-    *current = Some(Weak::new());
 
     if !config.export_strategy.should_export(&ctx) {
+        // A non-exporting rank still counts as set up, as on exporting ranks.
+        *current = Some(Weak::new());
         return Ok(TelemetryHandle::noop());
     }
 
