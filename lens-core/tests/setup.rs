@@ -151,6 +151,47 @@ fn injected_push_exporter_exports_on_the_configured_interval() {
 }
 
 #[test]
+fn setup_installs_the_global_meter_provider() {
+    let _serial = serial();
+    let exporter = InMemoryMetricExporter::default();
+    let handle = options(&[])
+        .push_exporter(exporter.clone())
+        .setup(&config(&[]), 0, 1)
+        .unwrap();
+    // Code that only knows the OpenTelemetry globals, or get_meter, lands
+    // in the same pipeline.
+    opentelemetry::global::meter_provider()
+        .meter("third.party")
+        .u64_counter("test.global")
+        .build()
+        .add(2, &[]);
+    lens_core::get_meter("nemo.lens")
+        .otel()
+        .u64_counter("test.get_meter")
+        .build()
+        .add(3, &[]);
+    handle.force_flush().unwrap();
+    let exported = exporter.get_finished_metrics().unwrap();
+    let total = |name: &str| {
+        exported
+            .last()
+            .into_iter()
+            .flat_map(|rm| rm.scope_metrics())
+            .flat_map(|s| s.metrics())
+            .find(|m| m.name() == name)
+            .and_then(|m| match m.data() {
+                AggregatedMetrics::U64(MetricData::Sum(s)) => {
+                    s.data_points().next().map(|p| p.value())
+                }
+                _ => None,
+            })
+    };
+    assert_eq!(total("test.global"), Some(2));
+    assert_eq!(total("test.get_meter"), Some(3));
+    handle.shutdown().unwrap();
+}
+
+#[test]
 fn strategies_decide_which_ranks_export() {
     let _serial = serial();
     let exporting = |pairs: &[(&str, &str)], env: &[(&str, &str)], world: u32| -> Vec<u32> {
