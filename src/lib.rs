@@ -26,6 +26,18 @@ pub use lens_core::{
     get_meter, Descriptor, InstrumentKind, Instruments, Meter, SetSlot, ValueType, WeakMeter,
 };
 
+/// The console exporter, for custom pipelines.
+#[cfg(feature = "console")]
+pub use lens_core::export::console::ConsoleExporter;
+/// Telemetry setup: configuration from the environment, rank selection,
+/// resource and exporters.
+pub use lens_core::telemetry;
+pub use lens_core::{
+    register_export_strategy, setup_telemetry, ConfigError, EnvLookup, ExportStrategy,
+    ExporterKind, NemoLensConfig, OtlpProtocol, RankContext, SetupError, SetupOptions,
+    ShutdownError, TelemetryHandle,
+};
+
 /// Derives [`Instruments`](trait@Instruments) for a struct of `Option<..>`
 /// fields; see the [crate documentation](crate#the-derive) for every key.
 pub use lens_macros::Instruments;

@@ -18,3 +18,12 @@ pub use descriptor::{Descriptor, InstrumentKind, ValueType};
 pub use global::get_meter;
 pub use instruments::Instruments;
 pub use meter::{Meter, WeakMeter};
+
+pub mod export;
+pub mod telemetry;
+
+pub use telemetry::{
+    register_export_strategy, setup_telemetry, ConfigError, EnvLookup, ExportStrategy,
+    ExporterKind, NemoLensConfig, OtlpProtocol, RankContext, SetupError, SetupOptions,
+    ShutdownError, TelemetryHandle,
+};

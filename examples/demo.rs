@@ -1,0 +1,220 @@
+//! A simulated RL training job: a trainer step loop that calls an inference
+//! server and a pool of gym servers, recording the three built-in sets
+//! (`InferenceMetrics`, `RlMetrics`, `GymMetrics`) for a bounded time.
+//!
+//! By default it serves Prometheus metrics on `http://127.0.0.1:9464/metrics`
+//! and prints that URL; every nemo-lens and OpenTelemetry variable still
+//! applies (for example `NEMO_LENS_EXPORTER=otlp` or
+//! `OTEL_EXPORTER_PROMETHEUS_PORT=9500`).
+//!
+//! ```text
+//! cargo run --example demo --features prometheus -- --seconds 60
+//! ```
+//!
+//! Options: `--seconds N` (default 120) bounds the run, `--step-ms N`
+//! (default 200) is the simulated step time. `RANK` and `WORLD_SIZE` are
+//! read as torchrun sets them (default 0 and 1).
+
+use std::error::Error;
+use std::time::{Duration, Instant};
+
+use nemo_lens::instruments::gym::GymMetrics;
+use nemo_lens::instruments::rl::RlMetrics;
+use nemo_lens::instruments::InferenceMetrics;
+use nemo_lens::{EnvLookup, Instruments, NemoLensConfig, SetupOptions};
+
+/// Gym servers in the simulated pool.
+const GYM_SERVERS: u64 = 4;
+/// Inference requests per training step.
+const REQUESTS_PER_STEP: usize = 16;
+/// Hard cap on steps, whatever the time bound says.
+const MAX_STEPS: u64 = 1_000_000;
+
+struct Args {
+    seconds: u64,
+    step_ms: u64,
+}
+
+fn parse_args() -> Result<Args, String> {
+    let mut args = Args {
+        seconds: 120,
+        step_ms: 200,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let mut value = |name: &str| -> Result<u64, String> {
+            let v = it.next().ok_or(format!("{name} needs a value"))?;
+            v.parse()
+                .map_err(|_| format!("{name} expects a whole number, got {v:?}"))
+        };
+        match flag.as_str() {
+            "--seconds" => args.seconds = value("--seconds")?,
+            "--step-ms" => args.step_ms = value("--step-ms")?,
+            "-h" | "--help" => {
+                println!("usage: demo [--seconds N] [--step-ms N]");
+                std::process::exit(0);
+            }
+            other => return Err(format!("unknown argument {other:?}; try --help")),
+        }
+    }
+    Ok(args)
+}
+
+/// The process environment, with the demo's defaults where it is silent:
+/// telemetry on, exported to Prometheus.
+fn demo_env() -> EnvLookup {
+    EnvLookup::from_fn(|key| {
+        std::env::var(key)
+            .ok()
+            .filter(|v| !v.trim().is_empty())
+            .or_else(|| match key {
+                "NEMO_LENS_ENABLED" => Some("1".into()),
+                "NEMO_LENS_EXPORTER" => Some("prometheus".into()),
+                "OTEL_SERVICE_NAME" => Some("nemo-lens-demo".into()),
+                _ => None,
+            })
+    })
+}
+
+/// A small deterministic generator, so runs are reproducible.
+struct Rng(u64);
+
+impl Rng {
+    fn next_f64(&mut self) -> f64 {
+        // xorshift64*
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    fn uniform(&mut self, low: f64, high: f64) -> f64 {
+        low + (high - low) * self.next_f64()
+    }
+}
+
+fn env_number(env: &EnvLookup, key: &str, default: u32) -> Result<u32, String> {
+    match env.get(key) {
+        None => Ok(default),
+        Some(v) => v
+            .parse()
+            .map_err(|_| format!("invalid value {v:?} for {key}: expected a non-negative integer")),
+    }
+}
+
+fn main() {
+    // Print errors with Display: they name the variable and the value.
+    if let Err(e) = run() {
+        eprintln!("demo: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run() -> Result<(), Box<dyn Error>> {
+    let args = parse_args()?;
+    let env = demo_env();
+    let config = NemoLensConfig::from_lookup(env.clone())?;
+    let rank = env_number(&env, "RANK", 0)?;
+    let world_size = env_number(&env, "WORLD_SIZE", 1)?;
+    let telemetry = SetupOptions::new()
+        .env(env)
+        .setup(&config, rank, world_size)?;
+    // Only the URL goes to stdout: the console exporter owns the rest of it.
+    match telemetry.prometheus_url() {
+        Some(url) => println!("serving Prometheus metrics at {url}"),
+        None if telemetry.is_exporting => {
+            eprintln!("exporting with {}", config.exporter.as_str())
+        }
+        None => eprintln!("rank {rank} is not exporting"),
+    }
+    let meter = &telemetry.meter;
+
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ u64::from(rank));
+    let deadline = Instant::now() + Duration::from_secs(args.seconds);
+    let step_time = Duration::from_millis(args.step_ms);
+    let mut step = 0u64;
+    let started = Instant::now();
+    let mut next_progress = started;
+    while Instant::now() < deadline && step < MAX_STEPS {
+        let step_start = Instant::now();
+        step += 1;
+
+        // Generation: the trainer asks the inference server for rollouts.
+        let mut generated_tokens = 0u64;
+        let mut generation_s = 0.0;
+        for _ in 0..REQUESTS_PER_STEP {
+            // Request latency is uniform in [0.05, 0.5] s, so the p99 that
+            // Prometheus interpolates lies in the (0.32, 0.64] bucket.
+            let latency = rng.uniform(0.05, 0.5);
+            let input = rng.uniform(64.0, 512.0) as u64;
+            let output = rng.uniform(128.0, 1024.0) as u64;
+            generated_tokens += output;
+            generation_s += latency;
+            InferenceMetrics::default()
+                .request_duration_s(latency)
+                .model("llama-3-8b")
+                .input_tokens(input)
+                .output_tokens(output)
+                .record(meter);
+        }
+
+        // Rollouts: each gym server runs its environment and verifies.
+        let mut successes = 0.0;
+        let mut rollout_ms = 0.0;
+        for _ in 0..GYM_SERVERS {
+            let verify_ok = rng.next_f64() < 0.6 + 0.3 * (step as f64 / (step as f64 + 50.0));
+            successes += f64::from(u8::from(verify_ok));
+            let server_rollout = rng.uniform(200.0, 2000.0);
+            rollout_ms += server_rollout;
+            GymMetrics::default()
+                .server_request_duration_ms(rng.uniform(5.0, 80.0))
+                .rollout_duration_ms(server_rollout)
+                .verify_duration_ms(rng.uniform(1.0, 20.0))
+                .record(meter);
+        }
+        GymMetrics::default()
+            .verify_success_rate(successes / GYM_SERVERS as f64)
+            .active_servers(GYM_SERVERS)
+            .record(meter);
+
+        // The optimiser step.
+        let progress = step as f64 / (step as f64 + 100.0);
+        let reward = 0.2 + 0.7 * progress + rng.uniform(-0.05, 0.05);
+        RlMetrics::default()
+            .reward_mean(reward)
+            .kl_divergence(0.01 + 0.02 * progress)
+            .policy_loss(-0.3 * (1.0 - progress) + rng.uniform(-0.02, 0.02))
+            .value_loss(0.1 * (1.0 - progress) + 0.01)
+            .entropy(2.0 - progress)
+            .response_length_mean(generated_tokens as f64 / REQUESTS_PER_STEP as f64)
+            .grad_norm(rng.uniform(0.5, 2.0))
+            .learning_rate(1e-6)
+            .throughput_tokens_per_sec(generated_tokens as f64 / generation_s.max(1e-3))
+            .generation_duration_ms(generation_s * 1000.0)
+            .rollout_duration_ms(rollout_ms)
+            .record(meter);
+
+        // Progress on stderr, so that stdout stays the console exporter's.
+        if Instant::now() >= next_progress {
+            next_progress += Duration::from_secs(2);
+            eprintln!(
+                "[{:>4}s / {}s] step {step:>5}  reward {reward:.3}  {} inference requests  \
+                 {:.0} tokens/s",
+                started.elapsed().as_secs(),
+                args.seconds,
+                step * REQUESTS_PER_STEP as u64,
+                generated_tokens as f64 / generation_s.max(1e-3),
+            );
+        }
+
+        if let Some(rest) = step_time.checked_sub(step_start.elapsed()) {
+            std::thread::sleep(rest);
+        }
+    }
+    eprintln!("finished {step} steps");
+    // A receiver that is gone at the end costs the last export, not the run.
+    if let Err(e) = telemetry.shutdown() {
+        eprintln!("demo: {e}");
+    }
+    Ok(())
+}

@@ -1,0 +1,247 @@
+//! An exporter that writes one JSON line per export, for local runs and
+//! log-scraping setups.
+
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use opentelemetry::{KeyValue, Value};
+use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
+use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData, ResourceMetrics};
+use opentelemetry_sdk::metrics::exporter::PushMetricExporter;
+use opentelemetry_sdk::metrics::Temporality;
+use serde_json::{json, Map, Value as Json};
+
+/// Writes each export as one JSON object on one line.
+///
+/// The line holds `resource` (attributes), and `scope_metrics`, each with
+/// `scope` and `metrics`; a metric has `name`, `description`, `unit`, `type`
+/// (`gauge`, `sum` or `histogram`) and `data_points` with `attributes` and
+/// `value`, or `count`, `sum`, `min`, `max`, `bounds`, `bucket_counts`.
+pub struct ConsoleExporter {
+    out: Mutex<Box<dyn Write + Send>>,
+    shut: AtomicBool,
+}
+
+impl ConsoleExporter {
+    /// Writes to standard output.
+    pub fn stdout() -> Self {
+        Self::to_writer(std::io::stdout())
+    }
+
+    /// Writes to `out`, for tests and custom sinks.
+    pub fn to_writer(out: impl Write + Send + 'static) -> Self {
+        ConsoleExporter {
+            out: Mutex::new(Box::new(out)),
+            shut: AtomicBool::new(false),
+        }
+    }
+}
+
+impl std::fmt::Debug for ConsoleExporter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ConsoleExporter")
+    }
+}
+
+impl PushMetricExporter for ConsoleExporter {
+    async fn export(&self, metrics: &ResourceMetrics) -> OTelSdkResult {
+        if self.shut.load(Ordering::Relaxed) {
+            return Err(OTelSdkError::AlreadyShutdown);
+        }
+        let mut line = to_json(metrics).to_string();
+        line.push('\n');
+        let mut out = self.out.lock().unwrap_or_else(PoisonError::into_inner);
+        out.write_all(line.as_bytes())
+            .and_then(|()| out.flush())
+            .map_err(|e| OTelSdkError::InternalFailure(format!("console export: {e}")))
+    }
+
+    fn force_flush(&self) -> OTelSdkResult {
+        let mut out = self.out.lock().unwrap_or_else(PoisonError::into_inner);
+        out.flush()
+            .map_err(|e| OTelSdkError::InternalFailure(format!("console flush: {e}")))
+    }
+
+    fn shutdown_with_timeout(&self, _timeout: Duration) -> OTelSdkResult {
+        self.shut.store(true, Ordering::Relaxed);
+        self.force_flush()
+    }
+
+    fn temporality(&self) -> Temporality {
+        Temporality::Cumulative
+    }
+}
+
+/// The JSON document of one export.
+pub fn to_json(metrics: &ResourceMetrics) -> Json {
+    let resource: Map<String, Json> = metrics
+        .resource()
+        .iter()
+        .map(|(k, v)| (k.to_string(), value_json(v)))
+        .collect();
+    let scopes: Vec<Json> = metrics
+        .scope_metrics()
+        .map(|scope| {
+            let list: Vec<Json> = scope
+                .metrics()
+                .map(|m| {
+                    let (kind, points) = match m.data() {
+                        AggregatedMetrics::F64(d) => data_json(d, |v| json!(v)),
+                        AggregatedMetrics::U64(d) => data_json(d, |v| json!(v)),
+                        AggregatedMetrics::I64(d) => data_json(d, |v| json!(v)),
+                    };
+                    json!({
+                        "name": m.name(),
+                        "description": m.description(),
+                        "unit": m.unit(),
+                        "type": kind,
+                        "data_points": points,
+                    })
+                })
+                .collect();
+            json!({
+                "scope": {
+                    "name": scope.scope().name(),
+                    "version": scope.scope().version(),
+                },
+                "metrics": list,
+            })
+        })
+        .collect();
+    let unix_ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or_default();
+    json!({ "time_unix_ms": unix_ms, "resource": resource, "scope_metrics": scopes })
+}
+
+fn data_json<T: Copy>(data: &MetricData<T>, num: impl Fn(T) -> Json) -> (&'static str, Vec<Json>) {
+    match data {
+        MetricData::Gauge(g) => (
+            "gauge",
+            g.data_points()
+                .map(|p| json!({ "attributes": attrs_json(p.attributes()), "value": num(p.value()) }))
+                .collect(),
+        ),
+        MetricData::Sum(s) => (
+            "sum",
+            s.data_points()
+                .map(|p| json!({ "attributes": attrs_json(p.attributes()), "value": num(p.value()) }))
+                .collect(),
+        ),
+        MetricData::Histogram(h) => (
+            "histogram",
+            h.data_points()
+                .map(|p| {
+                    json!({
+                        "attributes": attrs_json(p.attributes()),
+                        "count": p.count(),
+                        "sum": num(p.sum()),
+                        "min": p.min().map(&num),
+                        "max": p.max().map(&num),
+                        "bounds": p.bounds().collect::<Vec<_>>(),
+                        "bucket_counts": p.bucket_counts().collect::<Vec<_>>(),
+                    })
+                })
+                .collect(),
+        ),
+        MetricData::ExponentialHistogram(h) => (
+            "exponential_histogram",
+            h.data_points()
+                .map(|p| {
+                    json!({
+                        "attributes": attrs_json(p.attributes()),
+                        "count": p.count(),
+                        "sum": num(p.sum()),
+                        "scale": p.scale(),
+                    })
+                })
+                .collect(),
+        ),
+    }
+}
+
+fn attrs_json<'a>(attrs: impl Iterator<Item = &'a KeyValue>) -> Json {
+    Json::Object(
+        attrs
+            .map(|kv| (kv.key.to_string(), value_json(&kv.value)))
+            .collect(),
+    )
+}
+
+fn value_json(value: &Value) -> Json {
+    match value {
+        Value::Bool(b) => json!(b),
+        Value::I64(i) => json!(i),
+        Value::F64(f) => json!(f),
+        Value::String(s) => json!(s.as_str()),
+        other => json!(other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use opentelemetry::metrics::MeterProvider as _;
+    use opentelemetry_sdk::metrics::{PeriodicReader, SdkMeterProvider};
+    use opentelemetry_sdk::Resource;
+    use std::sync::Arc;
+
+    #[derive(Clone, Default)]
+    struct Buffer(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Buffer {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn one_json_line_per_export_with_values_and_attributes() {
+        let buffer = Buffer::default();
+        let exporter = ConsoleExporter::to_writer(buffer.clone());
+        let provider = SdkMeterProvider::builder()
+            .with_reader(PeriodicReader::builder(exporter).build())
+            .with_resource(Resource::builder_empty().with_service_name("svc").build())
+            .build();
+        let meter = provider.meter("nemo.lens");
+        let hist = meter
+            .f64_histogram("rl.generation.duration_ms")
+            .with_unit("ms")
+            .with_boundaries(vec![10.0, 100.0])
+            .build();
+        hist.record(50.0, &[]);
+        hist.record(500.0, &[]);
+        meter
+            .u64_counter("gym.requests")
+            .build()
+            .add(3, &[KeyValue::new("server", "math")]);
+        provider.force_flush().unwrap();
+        provider.shutdown().unwrap();
+
+        let text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(!lines.is_empty());
+        let doc: Json = serde_json::from_str(lines[0]).unwrap();
+        assert_eq!(doc["resource"]["service.name"], "svc");
+        let metrics = doc["scope_metrics"][0]["metrics"].as_array().unwrap();
+        assert_eq!(doc["scope_metrics"][0]["scope"]["name"], "nemo.lens");
+        let hist = metrics.iter().find(|m| m["type"] == "histogram").unwrap();
+        assert_eq!(hist["name"], "rl.generation.duration_ms");
+        assert_eq!(hist["unit"], "ms");
+        let point = &hist["data_points"][0];
+        assert_eq!(point["count"], 2);
+        assert_eq!(point["sum"], 550.0);
+        assert_eq!(point["bounds"], json!([10.0, 100.0]));
+        assert_eq!(point["bucket_counts"], json!([0, 1, 1]));
+        let sum = metrics.iter().find(|m| m["type"] == "sum").unwrap();
+        assert_eq!(sum["data_points"][0]["value"], 3);
+        assert_eq!(sum["data_points"][0]["attributes"]["server"], "math");
+    }
+}

@@ -1,0 +1,62 @@
+//! Telemetry setup: configuration from the environment, rank selection,
+//! the resource, and the exporter pipeline.
+//!
+//! ```no_run
+//! use lens_core::telemetry::{setup_telemetry, NemoLensConfig};
+//! let config = NemoLensConfig::from_env()?;
+//! let telemetry = setup_telemetry(&config, 0, 1)?;
+//! if let Some(url) = telemetry.prometheus_url() {
+//!     println!("metrics at {url}");
+//! }
+//! // record on telemetry.meter ...
+//! telemetry.shutdown()?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Variables
+//!
+//! `NEMO_LENS_*` variables may be read under another prefix first with
+//! [`NemoLensConfig::from_env_with_prefix`]. Booleans accept `1/0`,
+//! `true/false`, `yes/no`, `on/off`; anything else is a [`ConfigError`]
+//! naming the variable, the value and what it accepts.
+//!
+//! | variable | default | meaning |
+//! |---|---|---|
+//! | `NEMO_LENS_ENABLED` | off | master switch |
+//! | `NEMO_LENS_METRICS_ENABLED` | on | metrics switch |
+//! | `NEMO_LENS_EXPORTER` | `otlp` | `otlp`, `prometheus` or `console` |
+//! | `NEMO_LENS_EXPORT_STRATEGY` | `single_rank` | `all_ranks`, `single_rank`, `sampled`, `first_rank_per_node`, or a [registered](register_export_strategy) name |
+//! | `NEMO_LENS_EXPORT_RANK` | -1 | the `single_rank` rank; negative counts from the last |
+//! | `NEMO_LENS_EXPORT_SAMPLE_RATE` | 0.1 | the `sampled` rate, `0..=1` |
+//! | `NEMO_LENS_RUN_ID` | `SLURM_JOB_ID`, else random | `nemo.run.id` |
+//! | `NEMO_LENS_USER_ID` | none | `nemo.user.id` |
+//! | `OTEL_SDK_DISABLED` | off | switches metrics off |
+//! | `OTEL_SERVICE_NAME` | `nemo` | `service.name` |
+//! | `OTEL_METRIC_EXPORT_INTERVAL` | 10000 | push interval, ms |
+//! | `OTEL_METRIC_EXPORT_TIMEOUT` | 10000 | one OTLP export's timeout, ms |
+//! | `OTEL_EXPORTER_OTLP_ENDPOINT` / `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT` | OTLP defaults | receiver URL |
+//! | `OTEL_EXPORTER_OTLP_HEADERS` | none | `key=value,...` sent with each export |
+//! | `OTEL_EXPORTER_OTLP_METRICS_PROTOCOL`, else `OTEL_EXPORTER_OTLP_PROTOCOL` | `grpc` | `grpc` or `http/protobuf` |
+//! | `OTEL_RESOURCE_ATTRIBUTES` | none | extra resource attributes |
+//! | `OTEL_EXPORTER_PROMETHEUS_HOST` / `_PORT` | `127.0.0.1` / `9464` | scrape endpoint address |
+//! | `DEPLOYMENT_ENV`, else `ENVIRONMENT` | none | `deployment.environment` |
+//! | `LOCAL_RANK` | 0 | the `first_rank_per_node` rank within a node |
+//!
+//! The resource attributes and their sources are listed in the [`resource`]
+//! module.
+
+mod config;
+mod env;
+mod handle;
+pub mod resource;
+mod setup;
+mod strategy;
+
+pub use config::{ExporterKind, NemoLensConfig, OtlpProtocol, DEFAULT_PREFIX};
+pub use env::{ConfigError, EnvLookup};
+pub use handle::{ShutdownError, TelemetryHandle};
+pub use resource::{K8S_ATTRIBUTES, SLURM_ATTRIBUTES};
+pub use setup::{setup_telemetry, SetupError, SetupOptions};
+pub use strategy::{
+    register_export_strategy, sampled_rank_selected, ExportStrategy, RankContext, StrategyFn,
+};

@@ -1,0 +1,375 @@
+//! OTLP receivers for tests, built on the official protobuf definitions
+//! (`opentelemetry-proto`'s generated tonic service and prost messages).
+//!
+//! Each receiver owns everything it runs on, so `stop` really takes it off
+//! the network: the gRPC one drops its whole runtime (listener and open
+//! HTTP/2 connections), the HTTP one closes every connection per request.
+
+#![allow(dead_code)] // each test target uses part of this module
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use opentelemetry_proto::tonic::collector::metrics::v1::metrics_service_server::{
+    MetricsService, MetricsServiceServer,
+};
+use opentelemetry_proto::tonic::collector::metrics::v1::{
+    ExportMetricsServiceRequest, ExportMetricsServiceResponse,
+};
+use opentelemetry_proto::tonic::common::v1::any_value;
+use opentelemetry_proto::tonic::metrics::v1::{metric, number_data_point, Metric};
+use prost::Message;
+
+/// Every request a receiver decoded, shared across restarts.
+#[derive(Clone, Default)]
+pub struct Received(
+    Arc<Mutex<Vec<ExportMetricsServiceRequest>>>,
+    Arc<Mutex<Option<String>>>,
+);
+
+impl Received {
+    /// Stores a request and the `x-team` header (or gRPC metadata) it came with.
+    fn push(&self, request: ExportMetricsServiceRequest, team: Option<String>) {
+        self.0.lock().unwrap().push(request);
+        *self.1.lock().unwrap() = team;
+    }
+
+    /// The `x-team` header of the latest request.
+    pub fn team_header(&self) -> Option<String> {
+        self.1.lock().unwrap().clone()
+    }
+
+    pub fn count(&self) -> usize {
+        self.0.lock().unwrap().len()
+    }
+
+    pub fn last(&self) -> Option<ExportMetricsServiceRequest> {
+        self.0.lock().unwrap().last().cloned()
+    }
+
+    /// Polls (every 50 ms, at most `timeout`) until `done` holds for the
+    /// latest request.
+    pub fn wait_for(
+        &self,
+        timeout: Duration,
+        done: impl Fn(&ExportMetricsServiceRequest) -> bool,
+    ) -> Option<ExportMetricsServiceRequest> {
+        let deadline = Instant::now() + timeout;
+        while Instant::now() < deadline {
+            if let Some(last) = self.last().filter(|r| done(r)) {
+                return Some(last);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        None
+    }
+}
+
+/// A free loopback port (bound and released; fine for tests).
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+struct Sink(Received);
+
+#[tonic::async_trait]
+impl MetricsService for Sink {
+    async fn export(
+        &self,
+        request: tonic::Request<ExportMetricsServiceRequest>,
+    ) -> Result<tonic::Response<ExportMetricsServiceResponse>, tonic::Status> {
+        let team = request
+            .metadata()
+            .get("x-team")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        self.0.push(request.into_inner(), team);
+        Ok(tonic::Response::new(ExportMetricsServiceResponse::default()))
+    }
+}
+
+/// An OTLP/gRPC receiver on 127.0.0.1.
+pub struct GrpcReceiver {
+    runtime: Option<tokio::runtime::Runtime>,
+}
+
+impl GrpcReceiver {
+    pub fn start(port: u16, received: Received) -> Self {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let addr = SocketAddr::from(([127, 0, 0, 1], port));
+        // Bind before returning so the caller knows the receiver is up.
+        let listener = runtime.block_on(async {
+            let deadline = Instant::now() + Duration::from_secs(5);
+            loop {
+                match tokio::net::TcpListener::bind(addr).await {
+                    Ok(l) => break l,
+                    Err(e) if Instant::now() > deadline => panic!("bind {addr}: {e}"),
+                    Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+                }
+            }
+        });
+        runtime.spawn(async move {
+            let incoming = TcpIncoming(listener);
+            let _ = tonic::transport::Server::builder()
+                .add_service(MetricsServiceServer::new(Sink(received)))
+                .serve_with_incoming(incoming)
+                .await;
+        });
+        GrpcReceiver {
+            runtime: Some(runtime),
+        }
+    }
+
+    /// Takes the receiver off the network at once, open connections too.
+    pub fn stop(&mut self) {
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
+    }
+}
+
+impl Drop for GrpcReceiver {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Accepted connections as the `Stream` tonic serves from.
+struct TcpIncoming(tokio::net::TcpListener);
+
+impl tonic::codegen::tokio_stream::Stream for TcpIncoming {
+    type Item = std::io::Result<tokio::net::TcpStream>;
+    fn poll_next(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Self::Item>> {
+        self.0
+            .poll_accept(cx)
+            .map(|r| Some(r.map(|(stream, _)| stream)))
+    }
+}
+
+/// An OTLP/HTTP (protobuf) receiver on 127.0.0.1, answering `POST /v1/metrics`.
+pub struct HttpReceiver {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl HttpReceiver {
+    pub fn start(port: u16, received: Received) -> Self {
+        let addr = SocketAddr::from(([127, 0, 0, 1], port));
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let listener = loop {
+            match TcpListener::bind(addr) {
+                Ok(l) => break l,
+                Err(e) if Instant::now() > deadline => panic!("bind {addr}: {e}"),
+                Err(_) => std::thread::sleep(Duration::from_millis(50)),
+            }
+        };
+        listener.set_nonblocking(true).unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            while !flag.load(Ordering::Relaxed) {
+                match listener.accept() {
+                    Ok((stream, _)) => {
+                        let _ = handle_http(stream, &received);
+                    }
+                    Err(_) => std::thread::sleep(Duration::from_millis(20)),
+                }
+            }
+        });
+        HttpReceiver {
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    pub fn stop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for HttpReceiver {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn handle_http(mut stream: TcpStream, received: &Received) -> std::io::Result<()> {
+    stream.set_nonblocking(false)?;
+    stream.set_read_timeout(Some(Duration::from_secs(5)))?;
+    let mut data = Vec::new();
+    let mut buf = [0u8; 8192];
+    let head_end = loop {
+        let n = stream.read(&mut buf)?;
+        if n == 0 {
+            return Ok(());
+        }
+        data.extend_from_slice(&buf[..n]);
+        if let Some(i) = data.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i + 4;
+        }
+        if data.len() > 64 * 1024 {
+            return Ok(());
+        }
+    };
+    let head = String::from_utf8_lossy(&data[..head_end]).to_ascii_lowercase();
+    let length: usize = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0);
+    while data.len() < head_end + length {
+        let n = stream.read(&mut buf)?;
+        if n == 0 {
+            return Ok(());
+        }
+        data.extend_from_slice(&buf[..n]);
+    }
+    let ok = head.starts_with("post /v1/metrics ")
+        && head.contains("content-type: application/x-protobuf");
+    let status = match ExportMetricsServiceRequest::decode(&data[head_end..head_end + length]) {
+        Ok(request) if ok => {
+            let team = head
+                .lines()
+                .find_map(|l| l.strip_prefix("x-team:"))
+                .map(|v| v.trim().to_owned());
+            received.push(request, team);
+            "200 OK"
+        }
+        _ => "400 Bad Request",
+    };
+    let body = ExportMetricsServiceResponse::default().encode_to_vec();
+    write!(
+        stream,
+        "HTTP/1.1 {status}\r\nContent-Type: application/x-protobuf\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    )?;
+    stream.write_all(&body)?;
+    stream.flush()
+}
+
+// ----- reading decoded requests -----
+
+/// The metric called `name` in `request`.
+pub fn metric<'a>(request: &'a ExportMetricsServiceRequest, name: &str) -> Option<&'a Metric> {
+    request
+        .resource_metrics
+        .iter()
+        .flat_map(|rm| &rm.scope_metrics)
+        .flat_map(|sm| &sm.metrics)
+        .find(|m| m.name == name)
+}
+
+/// The scope name of the metric called `name`.
+pub fn scope_of(request: &ExportMetricsServiceRequest, name: &str) -> Option<String> {
+    request
+        .resource_metrics
+        .iter()
+        .flat_map(|rm| &rm.scope_metrics)
+        .find(|sm| sm.metrics.iter().any(|m| m.name == name))
+        .and_then(|sm| sm.scope.as_ref().map(|s| s.name.clone()))
+}
+
+/// A resource attribute as a display string.
+pub fn resource_attr(request: &ExportMetricsServiceRequest, key: &str) -> Option<String> {
+    request
+        .resource_metrics
+        .first()?
+        .resource
+        .as_ref()?
+        .attributes
+        .iter()
+        .find(|kv| kv.key == key)
+        .and_then(|kv| kv.value.as_ref()?.value.as_ref().map(any_string))
+}
+
+pub fn any_string(value: &any_value::Value) -> String {
+    match value {
+        any_value::Value::StringValue(s) => s.clone(),
+        any_value::Value::IntValue(i) => i.to_string(),
+        any_value::Value::DoubleValue(d) => d.to_string(),
+        any_value::Value::BoolValue(b) => b.to_string(),
+        other => format!("{other:?}"),
+    }
+}
+
+/// `(attributes, value)` of each point of an integer sum.
+pub fn int_sum_points(m: &Metric) -> Vec<(Vec<(String, String)>, i64)> {
+    match &m.data {
+        Some(metric::Data::Sum(sum)) => sum
+            .data_points
+            .iter()
+            .map(|p| {
+                let v = match p.value {
+                    Some(number_data_point::Value::AsInt(i)) => i,
+                    _ => panic!("{} holds a non-integer point", m.name),
+                };
+                (attrs(&p.attributes), v)
+            })
+            .collect(),
+        _ => panic!("{} is not a sum", m.name),
+    }
+}
+
+/// The value of the first point of a double gauge.
+pub fn double_gauge(m: &Metric) -> f64 {
+    match &m.data {
+        Some(metric::Data::Gauge(g)) => match g.data_points.first().and_then(|p| p.value) {
+            Some(number_data_point::Value::AsDouble(d)) => d,
+            other => panic!("{}: {other:?}", m.name),
+        },
+        _ => panic!("{} is not a gauge", m.name),
+    }
+}
+
+/// `(count, sum, bucket_counts, bounds)` of the first point of a histogram.
+pub fn histogram(m: &Metric) -> (u64, f64, Vec<u64>, Vec<f64>) {
+    match &m.data {
+        Some(metric::Data::Histogram(h)) => {
+            let p = h.data_points.first().expect("a histogram point");
+            (
+                p.count,
+                p.sum.unwrap_or_default(),
+                p.bucket_counts.clone(),
+                p.explicit_bounds.clone(),
+            )
+        }
+        _ => panic!("{} is not a histogram", m.name),
+    }
+}
+
+pub fn attrs(kvs: &[opentelemetry_proto::tonic::common::v1::KeyValue]) -> Vec<(String, String)> {
+    kvs.iter()
+        .map(|kv| {
+            let v = kv
+                .value
+                .as_ref()
+                .and_then(|v| v.value.as_ref())
+                .map(any_string)
+                .unwrap_or_default();
+            (kv.key.clone(), v)
+        })
+        .collect()
+}
+
+/// The total of the integer sum called `name`, or `None` when absent.
+pub fn int_total(request: &ExportMetricsServiceRequest, name: &str) -> Option<i64> {
+    metric(request, name).map(|m| int_sum_points(m).iter().map(|(_, v)| v).sum())
+}

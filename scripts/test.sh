@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Every test of nemo-lens, the command the README gives:
+#  1. cargo test --workspace --all-features: unit, parity, compile-fail (trybuild),
+#     doc, memory, setup/config, the Prometheus endpoint and OTLP against
+#     in-process receivers built on the official protobuf definitions;
+#  2. scripts/e2e.sh: a real Prometheus (Debian's package, installed when
+#     missing) scraping the demo, plus the OTLP outage tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo test --workspace --all-features
+scripts/e2e.sh
