@@ -65,6 +65,39 @@ fn inference(model: StringValue) -> InferenceMetrics {
         .output_tokens(256)
 }
 
+/// `metrics.record(&meter)`, warmed up so the set is built before timing.
+fn bench_record<T: Instruments>(bencher: Bencher, metrics: T) {
+    let provider = provider();
+    let meter = meter(&provider);
+    metrics.record(&meter);
+    bencher.bench_local(|| black_box(&metrics).record(&meter));
+}
+
+/// `metrics.record_with(&set)` on a set built up front.
+fn bench_record_with<T: Instruments>(bencher: Bencher, metrics: T) {
+    let provider = provider();
+    let set = T::build_set(&provider.meter("nemo.lens"));
+    metrics.record_with(&set);
+    bencher.bench_local(|| black_box(&metrics).record_with(&set));
+}
+
+/// `record` on the no-op meter a rank that does not export gets.
+fn bench_disabled<T: Instruments>(bencher: Bencher, metrics: T) {
+    let meter = Meter::noop();
+    bencher.bench_local(|| black_box(&metrics).record(black_box(&meter)));
+}
+
+/// `record` on a fresh meter: building the set, then recording.
+fn bench_first_use<T: Instruments + Sync>(bencher: Bencher, metrics: T) {
+    let provider = provider();
+    bencher
+        .with_inputs(|| meter(&provider))
+        .bench_local_values(|meter| {
+            metrics.record(&meter);
+            meter
+        });
+}
+
 /// What a careful user writes by hand for the RL set.
 struct HandRl {
     gauges: [Gauge<f64>; 9],
@@ -243,39 +276,22 @@ mod rl_11_values {
 
     #[divan::bench]
     fn record(bencher: Bencher) {
-        let provider = provider();
-        let meter = meter(&provider);
-        let metrics = rl_all();
-        metrics.record(&meter);
-        bencher.bench_local(|| black_box(&metrics).record(&meter));
+        bench_record(bencher, rl_all());
     }
 
     #[divan::bench]
     fn record_with(bencher: Bencher) {
-        let provider = provider();
-        let set = RlMetrics::build_set(&provider.meter("nemo.lens"));
-        let metrics = rl_all();
-        metrics.record_with(&set);
-        bencher.bench_local(|| black_box(&metrics).record_with(&set));
+        bench_record_with(bencher, rl_all());
     }
 
     #[divan::bench]
     fn disabled(bencher: Bencher) {
-        let meter = Meter::noop();
-        let metrics = rl_all();
-        bencher.bench_local(|| black_box(&metrics).record(black_box(&meter)));
+        bench_disabled(bencher, rl_all());
     }
 
     #[divan::bench(sample_count = 200, sample_size = 1)]
     fn first_use(bencher: Bencher) {
-        let provider = provider();
-        let metrics = rl_all();
-        bencher
-            .with_inputs(|| meter(&provider))
-            .bench_local_values(|meter| {
-                metrics.record(&meter);
-                meter
-            });
+        bench_first_use(bencher, rl_all());
     }
 
     #[divan::bench(threads = [1, 2], sample_size = 1000)]
@@ -300,20 +316,12 @@ mod rl_1_value {
 
     #[divan::bench]
     fn record(bencher: Bencher) {
-        let provider = provider();
-        let meter = meter(&provider);
-        let metrics = RlMetrics::default().reward_mean(0.75);
-        metrics.record(&meter);
-        bencher.bench_local(|| black_box(&metrics).record(&meter));
+        bench_record(bencher, RlMetrics::default().reward_mean(0.75));
     }
 
     #[divan::bench]
     fn record_with(bencher: Bencher) {
-        let provider = provider();
-        let set = RlMetrics::build_set(&provider.meter("nemo.lens"));
-        let metrics = RlMetrics::default().reward_mean(0.75);
-        metrics.record_with(&set);
-        bencher.bench_local(|| black_box(&metrics).record_with(&set));
+        bench_record_with(bencher, RlMetrics::default().reward_mean(0.75));
     }
 }
 
@@ -330,39 +338,22 @@ mod gym_5_values {
 
     #[divan::bench]
     fn record(bencher: Bencher) {
-        let provider = provider();
-        let meter = meter(&provider);
-        let metrics = gym_all();
-        metrics.record(&meter);
-        bencher.bench_local(|| black_box(&metrics).record(&meter));
+        bench_record(bencher, gym_all());
     }
 
     #[divan::bench]
     fn record_with(bencher: Bencher) {
-        let provider = provider();
-        let set = GymMetrics::build_set(&provider.meter("nemo.lens"));
-        let metrics = gym_all();
-        metrics.record_with(&set);
-        bencher.bench_local(|| black_box(&metrics).record_with(&set));
+        bench_record_with(bencher, gym_all());
     }
 
     #[divan::bench]
     fn disabled(bencher: Bencher) {
-        let meter = Meter::noop();
-        let metrics = gym_all();
-        bencher.bench_local(|| black_box(&metrics).record(black_box(&meter)));
+        bench_disabled(bencher, gym_all());
     }
 
     #[divan::bench(sample_count = 200, sample_size = 1)]
     fn first_use(bencher: Bencher) {
-        let provider = provider();
-        let metrics = gym_all();
-        bencher
-            .with_inputs(|| meter(&provider))
-            .bench_local_values(|meter| {
-                metrics.record(&meter);
-                meter
-            });
+        bench_first_use(bencher, gym_all());
     }
 }
 
@@ -380,39 +371,22 @@ mod inference_with_model {
 
     #[divan::bench]
     fn record(bencher: Bencher) {
-        let provider = provider();
-        let meter = meter(&provider);
-        let metrics = inference("llama-3-8b".into());
-        metrics.record(&meter);
-        bencher.bench_local(|| black_box(&metrics).record(&meter));
+        bench_record(bencher, inference("llama-3-8b".into()));
     }
 
     #[divan::bench]
     fn record_with(bencher: Bencher) {
-        let provider = provider();
-        let set = InferenceMetrics::build_set(&provider.meter("nemo.lens"));
-        let metrics = inference("llama-3-8b".into());
-        metrics.record_with(&set);
-        bencher.bench_local(|| black_box(&metrics).record_with(&set));
+        bench_record_with(bencher, inference("llama-3-8b".into()));
     }
 
     #[divan::bench]
     fn disabled(bencher: Bencher) {
-        let meter = Meter::noop();
-        let metrics = inference("llama-3-8b".into());
-        bencher.bench_local(|| black_box(&metrics).record(black_box(&meter)));
+        bench_disabled(bencher, inference("llama-3-8b".into()));
     }
 
     #[divan::bench(sample_count = 200, sample_size = 1)]
     fn first_use(bencher: Bencher) {
-        let provider = provider();
-        let metrics = inference("llama-3-8b".into());
-        bencher
-            .with_inputs(|| meter(&provider))
-            .bench_local_values(|meter| {
-                metrics.record(&meter);
-                meter
-            });
+        bench_first_use(bencher, inference("llama-3-8b".into()));
     }
 
     /// Two threads, each serving its own model: the derive's shared state
