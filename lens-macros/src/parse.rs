@@ -34,22 +34,8 @@ pub fn container(cx: &mut Ctxt, input: &DeriveInput) -> Option<Container> {
                 return None;
             }
         },
-        Data::Enum(data) => {
-            cx.error(
-                data.enum_token.span,
-                "#[derive(Instruments)] works on structs, not enums: declare a struct of \
-                 `Option<..>` fields, one per measurement",
-            );
-            return None;
-        }
-        Data::Union(data) => {
-            cx.error(
-                data.union_token.span,
-                "#[derive(Instruments)] works on structs, not unions: declare a struct of \
-                 `Option<..>` fields, one per measurement",
-            );
-            return None;
-        }
+        Data::Enum(data) => return not_a_struct(cx, data.enum_token.span, "enums"),
+        Data::Union(data) => return not_a_struct(cx, data.union_token.span, "unions"),
     };
     if let Some(param) = input.generics.params.first() {
         cx.error(
@@ -70,6 +56,17 @@ pub fn container(cx: &mut Ctxt, input: &DeriveInput) -> Option<Container> {
     container_attrs(cx, &input.attrs, &mut container);
     container.fields = fields.iter().filter_map(|f| field(cx, f)).collect();
     Some(container)
+}
+
+fn not_a_struct(cx: &mut Ctxt, span: Span, what: &str) -> Option<Container> {
+    cx.error(
+        span,
+        format!(
+            "#[derive(Instruments)] works on structs, not {what}: declare a struct of \
+             `Option<..>` fields, one per measurement"
+        ),
+    );
+    None
 }
 
 fn container_attrs(cx: &mut Ctxt, attrs: &[SynAttribute], container: &mut Container) {
