@@ -21,9 +21,11 @@
 //! See the README for the derive reference and the built-in instruments.
 
 #![doc = include_str!("derive.md")]
+#![warn(missing_docs)]
 
 pub use lens_core::{
-    get_meter, Descriptor, InstrumentKind, Instruments, Meter, SetSlot, ValueType, WeakMeter,
+    get_meter, AttributeValue, Descriptor, InstrumentKind, Instruments, KeyPart, Meter, SetSlot,
+    ValueType, WeakMeter,
 };
 
 /// The console exporter, for custom pipelines.

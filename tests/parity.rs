@@ -5,8 +5,6 @@
 
 mod support;
 
-use std::collections::BTreeMap;
-
 use nemo_lens::instruments::gym::GymMetrics;
 use nemo_lens::instruments::rl::RlMetrics;
 use nemo_lens::instruments::InferenceMetrics;
@@ -112,12 +110,7 @@ fn every_reference_point_is_exported_identically() {
     for metric in expected_metrics {
         let name = metric["name"].as_str().unwrap();
         for expected in metric["points"].as_array().unwrap() {
-            let attributes: BTreeMap<String, String> = expected["attributes"]
-                .as_object()
-                .unwrap()
-                .iter()
-                .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_owned()))
-                .collect();
+            let attributes = support::json_attributes(&expected["attributes"]);
             let point = points
                 .iter()
                 .find(|p| p.name == name && p.attributes == attributes)

@@ -7,7 +7,7 @@ use nemo_lens::instruments::gym::{record_gym_metrics, GymMetrics};
 use nemo_lens::instruments::rl::{record_rl_metrics, RlMetrics};
 use nemo_lens::instruments::{record_inference_metrics, InferenceMetrics};
 use nemo_lens::{Instruments, Meter};
-use support::{Harness, Value};
+use support::{AttrValue, Harness, Value};
 
 /// A Megatron-style training set exercising every kind.
 #[derive(Instruments, Default, Debug, Clone)]
@@ -148,16 +148,19 @@ fn inference_attributes_default_and_override() {
     assert_eq!(points.len(), 2, "{points:#?}");
     let defaults = &points[0];
     assert_eq!(
-        defaults.attr("gen_ai.operation.name"),
+        defaults.str_attr("gen_ai.operation.name"),
         Some("text_completion")
     );
-    assert_eq!(defaults.attr("gen_ai.provider.name"), Some("nemo"));
-    assert_eq!(defaults.attr("gen_ai.request.model"), None);
+    assert_eq!(defaults.str_attr("gen_ai.provider.name"), Some("nemo"));
+    assert_eq!(defaults.str_attr("gen_ai.request.model"), None);
     assert!(matches!(defaults.value, Value::Histogram { count: 2, .. }));
     let overridden = &points[1];
-    assert_eq!(overridden.attr("gen_ai.operation.name"), Some("chat"));
-    assert_eq!(overridden.attr("gen_ai.provider.name"), Some("vllm"));
-    assert_eq!(overridden.attr("gen_ai.request.model"), Some("llama-3-8b"));
+    assert_eq!(overridden.str_attr("gen_ai.operation.name"), Some("chat"));
+    assert_eq!(overridden.str_attr("gen_ai.provider.name"), Some("vllm"));
+    assert_eq!(
+        overridden.str_attr("gen_ai.request.model"),
+        Some("llama-3-8b")
+    );
 }
 
 #[test]
@@ -175,7 +178,7 @@ fn token_fields_share_one_instrument_told_apart_by_type() {
     for (token_type, tokens) in [("input", 128.0), ("output", 256.0)] {
         let point = points
             .iter()
-            .find(|p| p.attr("gen_ai.token.type") == Some(token_type))
+            .find(|p| p.str_attr("gen_ai.token.type") == Some(token_type))
             .unwrap();
         assert_eq!(point.attributes.len(), 4, "{point:?}");
         assert!(matches!(point.value, Value::Histogram { sum, .. } if sum == tokens));
@@ -235,15 +238,15 @@ fn custom_set_records_every_kind_with_its_attributes() {
     assert_eq!(loss.len(), 2);
     assert!(loss
         .iter()
-        .all(|p| p.attr("dl.rank") == Some("3") && p.number() == 2.5));
+        .all(|p| p.attr("dl.rank") == Some(&AttrValue::I64(3)) && p.number() == 2.5));
     let in_flight = harness.points_of("train.in_flight");
     let train = in_flight
         .iter()
-        .find(|p| p.attr("train.phase") == Some("train"))
+        .find(|p| p.str_attr("train.phase") == Some("train"))
         .unwrap();
     let eval = in_flight
         .iter()
-        .find(|p| p.attr("train.phase") == Some("eval"))
+        .find(|p| p.str_attr("train.phase") == Some("eval"))
         .unwrap();
     assert_eq!((train.number(), eval.number()), (4.0, -1.0));
     assert_eq!(train.unit, "{batch}");
@@ -265,9 +268,26 @@ fn custom_set_records_every_kind_with_its_attributes() {
 fn record_with_a_held_set_matches_record_on_the_meter() {
     let harness = Harness::new();
     let set = <GymMetrics as Instruments>::build_set(harness.meter.otel());
-    GymMetrics::default().active_servers(7).record_with(&set);
-    let points = harness.points_of("gym.servers.active");
-    assert_eq!(points[0].number(), 7.0);
+    GymMetrics::default()
+        .active_servers(7)
+        .verify_duration_ms(12.0)
+        .record_with(&set);
+    let held = harness.points();
+
+    let other = Harness::new();
+    GymMetrics::default()
+        .active_servers(7)
+        .verify_duration_ms(12.0)
+        .record(&other.meter);
+    let on_meter = other.points();
+
+    assert_eq!(held.len(), 2, "{held:#?}");
+    assert_eq!(held, on_meter);
+    let active = held
+        .iter()
+        .find(|p| p.name == "gym.servers.active")
+        .unwrap();
+    assert_eq!(active.number(), 7.0);
 }
 
 #[test]
@@ -345,14 +365,14 @@ fn past_the_bound_limit_records_stay_exact() {
     let points = harness.points_of("gen_ai.client.token.usage");
     assert_eq!(points.len(), models);
     for point in points {
-        let i: u64 = point.attr("gen_ai.request.model").unwrap()[6..]
+        let i: u64 = point.str_attr("gen_ai.request.model").unwrap()[6..]
             .parse()
             .unwrap();
         let Value::Histogram { count, sum, .. } = point.value else {
             panic!()
         };
         assert_eq!((count, sum), (2, (2 * i + 1) as f64), "model-{i}");
-        assert_eq!(point.attr("gen_ai.token.type"), Some("input"));
+        assert_eq!(point.str_attr("gen_ai.token.type"), Some("input"));
         assert_eq!(point.attributes.len(), 4);
     }
 }

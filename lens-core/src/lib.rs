@@ -4,11 +4,14 @@
 //!
 //! Depend on the `nemo-lens` facade crate rather than on this one.
 
+#![warn(missing_docs)]
+
 mod cache;
 mod descriptor;
 mod global;
 mod instruments;
 mod meter;
+mod record;
 
 #[doc(hidden)]
 pub mod __private;
@@ -18,6 +21,7 @@ pub use descriptor::{Descriptor, InstrumentKind, ValueType};
 pub use global::get_meter;
 pub use instruments::Instruments;
 pub use meter::{Meter, WeakMeter};
+pub use record::{AttributeValue, KeyPart};
 
 pub mod export;
 pub mod telemetry;

@@ -44,13 +44,9 @@ pub struct InferenceMetrics {
     )]
     pub input_tokens: Option<u64>,
 
-    /// Number of input and output tokens used.
-    #[histogram(
-        "gen_ai.client.token.usage",
-        unit = "{token}",
-        buckets = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864],
-        attr("gen_ai.token.type" = "output")
-    )]
+    /// Output tokens of the request, recorded into the same instrument as
+    /// the input tokens with `gen_ai.token.type = output`.
+    #[histogram("gen_ai.client.token.usage", attr("gen_ai.token.type" = "output"))]
     pub output_tokens: Option<u64>,
 
     /// The requested model, attached as `gen_ai.request.model`.

@@ -5,6 +5,8 @@
 //! exactly, so a Rust service and a Python trainer feed the same dashboards.
 //! Use them through `nemo_lens::instruments`.
 
+#![warn(missing_docs)]
+
 pub mod gym;
 mod inference;
 pub mod rl;

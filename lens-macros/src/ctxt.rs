@@ -2,7 +2,7 @@
 
 use std::fmt::Display;
 
-use proc_macro2::Span;
+use quote::ToTokens;
 
 /// Error sink threaded through parsing and validation.
 #[derive(Default)]
@@ -11,9 +11,11 @@ pub struct Ctxt {
 }
 
 impl Ctxt {
-    /// Records an error spanned on `span`.
-    pub fn error(&mut self, span: Span, message: impl Display) {
-        self.errors.push(syn::Error::new(span, message));
+    /// Records an error spanned on the whole of `node`, from its first token
+    /// to its last (`Span::join` does not join on stable, so a bare span
+    /// would underline the first token only).
+    pub fn error(&mut self, node: impl ToTokens, message: impl Display) {
+        self.errors.push(syn::Error::new_spanned(node, message));
     }
 
     /// Records an error from syn.

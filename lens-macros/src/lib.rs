@@ -1,16 +1,25 @@
 //! The `#[derive(Instruments)]` macro of nemo-lens.
 //!
 //! Use it through the `nemo-lens` crate, which documents every attribute.
-//! The macro is split the way serde_derive is: [`parse`] turns attributes into
-//! the typed [`model`], [`validate`] applies the OpenTelemetry and nemo-lens
-//! rules, and [`expand`] generates code. Every error is spanned on the
-//! offending token and all of them are reported together.
+//! The macro is split the way serde_derive is:
+//!
+//! - [`parse`] reads the struct into the declaration [`model`], checking its
+//!   form (known keys, each once, literals where literals go);
+//! - [`validate`] applies the OpenTelemetry and nemo-lens rules and resolves
+//!   the [`checked`] model: distinct instruments and the fields feeding them;
+//! - [`expand`] generates code from the checked model alone.
+//!
+//! [`kind`] holds the vocabulary every stage shares, [`ctxt`] collects errors
+//! (each spanned on the whole offending node, all reported together) and
+//! [`messages`] the text they share.
 
+mod checked;
 mod ctxt;
 mod expand;
+mod kind;
+mod messages;
 mod model;
 mod parse;
-mod suggest;
 mod validate;
 
 use proc_macro::TokenStream;

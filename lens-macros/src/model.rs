@@ -1,11 +1,11 @@
-//! The typed model of a `#[derive(Instruments)]` input, built by [`parse`]
-//! and checked by [`validate`].
-//!
-//! [`parse`]: crate::parse
-//! [`validate`]: crate::validate
+//! The declaration as written: what [`parse`](crate::parse) reads from the
+//! struct and its attributes, before any rule is checked. Every node keeps
+//! its tokens, so errors can be spanned on the whole of it.
 
-use proc_macro2::Span;
+use proc_macro2::TokenStream;
 use syn::{Ident, LitStr, Path, Type, Visibility};
+
+use crate::kind::{FieldType, InstrumentKind};
 
 /// The annotated struct.
 pub struct Container {
@@ -13,6 +13,7 @@ pub struct Container {
     pub vis: Visibility,
     /// Path of the crate that exposes `__private` (`::nemo_lens` by default).
     pub krate: Path,
+    /// `#[instruments(prefix = "..")]`: names fields without an explicit name.
     pub prefix: Option<LitStr>,
     /// Whether to generate chainable setters.
     pub setters: bool,
@@ -32,31 +33,37 @@ pub struct Field {
 
 /// What a field contributes.
 pub enum Role {
-    Measure(Measure),
-    Attribute(Attribute),
+    /// `#[gauge(..)]`, `#[histogram(..)]`, ...: the field is recorded.
+    Instrument(InstrumentDecl),
+    /// `#[attribute(..)]`: the field's value is attached to measurements.
+    Attribute(AttributeDecl),
 }
 
-/// A field recorded into an instrument.
-pub struct Measure {
-    pub kind: Kind,
-    pub kind_span: Span,
+/// `#[histogram("name", unit = "s", ..)]` on a field.
+pub struct InstrumentDecl {
+    pub kind: InstrumentKind,
+    /// The attribute's path (`histogram`), for errors about the whole kind.
+    pub kind_path: Path,
     /// The explicit name, if given (otherwise derived from the prefix).
     pub name: Option<LitStr>,
     pub unit: Option<LitStr>,
     pub description: Option<LitStr>,
     pub buckets: Option<Buckets>,
+    /// `attr("key" = "value", ..)`.
     pub attrs: Vec<StaticAttr>,
     /// The number type, `None` when the field type is not a supported number.
-    pub value: Option<ValueType>,
+    pub field_type: Option<FieldType>,
 }
 
-/// A field whose value is attached to every measurement of the struct.
-pub struct Attribute {
+/// `#[attribute("key", default = "..", only(field, ..))]` on a field.
+pub struct AttributeDecl {
     pub key: LitStr,
     pub default: Option<LitStr>,
+    /// The measured fields it is attached to; `None` for all of them.
+    pub only: Option<Vec<Ident>>,
 }
 
-/// `attr("key" = "value")` on a measured field.
+/// `"key" = "value"` inside `attr(..)`.
 pub struct StaticAttr {
     pub key: LitStr,
     pub value: LitStr,
@@ -64,80 +71,8 @@ pub struct StaticAttr {
 
 /// `buckets = [..]`.
 pub struct Buckets {
-    pub span: Span,
-    pub values: Vec<(f64, Span)>,
-}
-
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Kind {
-    Counter,
-    UpDownCounter,
-    Gauge,
-    Histogram,
-}
-
-impl Kind {
-    pub const ALL: [Kind; 4] = [
-        Kind::Gauge,
-        Kind::Histogram,
-        Kind::Counter,
-        Kind::UpDownCounter,
-    ];
-
-    pub fn attr_name(self) -> &'static str {
-        match self {
-            Kind::Counter => "counter",
-            Kind::UpDownCounter => "up_down_counter",
-            Kind::Gauge => "gauge",
-            Kind::Histogram => "histogram",
-        }
-    }
-
-    pub fn from_attr_name(name: &str) -> Option<Kind> {
-        Kind::ALL.into_iter().find(|k| k.attr_name() == name)
-    }
-}
-
-/// A supported field number type.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub struct ValueType {
-    pub repr: Repr,
-    /// The Rust type as written, e.g. `f32`.
-    pub rust: &'static str,
-}
-
-/// The SDK number type a field is widened to.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Repr {
-    F64,
-    U64,
-    I64,
-}
-
-impl ValueType {
-    pub const SUPPORTED: [&'static str; 11] = [
-        "f64", "f32", "u64", "u32", "u16", "u8", "usize", "i64", "i32", "i16", "i8",
-    ];
-
-    pub fn from_rust(name: &str) -> Option<ValueType> {
-        let rust = *Self::SUPPORTED.iter().find(|s| **s == name)?;
-        let repr = match rust.as_bytes()[0] {
-            b'f' => Repr::F64,
-            b'u' => Repr::U64,
-            _ => Repr::I64,
-        };
-        Some(ValueType { repr, rust })
-    }
-}
-
-/// A type as a person would write it, for messages.
-pub fn display_type(ty: &Type) -> String {
-    quote::ToTokens::to_token_stream(ty)
-        .to_string()
-        .replace(" :: ", "::")
-        .replace(":: ", "::")
-        .replace(" <", "<")
-        .replace("< ", "<")
-        .replace(" >", ">")
-        .replace(" ,", ",")
+    /// The whole `buckets = [..]`.
+    pub tokens: TokenStream,
+    /// Each bound with its literal.
+    pub values: Vec<(f64, syn::Expr)>,
 }

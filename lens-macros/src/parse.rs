@@ -1,23 +1,27 @@
-//! Attributes into the typed [`model`](crate::model). Only syntax is checked
-//! here; the rules live in [`validate`](crate::validate).
+//! The struct and its attributes into the [`model`](crate::model).
+//!
+//! This stage checks the form of the declaration: a struct of named
+//! `Option<..>` fields, one kind attribute per field, known keys, each key
+//! written once, literals where literals are expected. What the values mean
+//! (valid names and units, increasing buckets, agreeing duplicates) is checked
+//! in [`validate`](crate::validate).
 
-use proc_macro2::Span;
+use proc_macro2::TokenStream;
+use quote::{quote, ToTokens};
 use syn::parse::{ParseStream, Parser};
-use syn::spanned::Spanned;
 use syn::{
-    Attribute as SynAttribute, Data, DeriveInput, Expr, ExprLit, ExprUnary, Fields,
-    GenericArgument, Lit, LitStr, Meta, PathArguments, Token, Type, UnOp,
+    Data, DeriveInput, Expr, ExprLit, ExprUnary, Fields, GenericArgument, Ident, Lit, LitStr, Meta,
+    PathArguments, Token, Type, UnOp,
 };
 
 use crate::ctxt::Ctxt;
-use crate::model::{
-    Attribute, Buckets, Container, Field, Kind, Measure, Role, StaticAttr, ValueType,
-};
-use crate::suggest;
+use crate::kind::{FieldType, InstrumentKind};
+use crate::messages;
+use crate::model::{AttributeDecl, Buckets, Container, Field, InstrumentDecl, Role, StaticAttr};
 
 const CONTAINER_KEYS: [&str; 3] = ["prefix", "crate", "setters"];
-const MEASURE_KEYS: [&str; 4] = ["unit", "description", "buckets", "attr"];
-const ATTRIBUTE_KEYS: [&str; 1] = ["default"];
+const INSTRUMENT_KEYS: [&str; 4] = ["unit", "description", "buckets", "attr"];
+const ATTRIBUTE_KEYS: [&str; 2] = ["default", "only"];
 
 /// Builds the model, or `None` when the input is not a struct with named
 /// fields (errors are in `cx` either way).
@@ -27,19 +31,19 @@ pub fn container(cx: &mut Ctxt, input: &DeriveInput) -> Option<Container> {
             Fields::Named(named) => &named.named,
             Fields::Unnamed(_) | Fields::Unit => {
                 cx.error(
-                    input.ident.span(),
+                    &input.ident,
                     "#[derive(Instruments)] needs a struct with named fields: each field name \
                      becomes a setter and a descriptor, e.g. `struct StepMetrics { loss: Option<f64> }`",
                 );
                 return None;
             }
         },
-        Data::Enum(data) => return not_a_struct(cx, data.enum_token.span, "enums"),
-        Data::Union(data) => return not_a_struct(cx, data.union_token.span, "unions"),
+        Data::Enum(data) => return not_a_struct(cx, data.enum_token, "enums"),
+        Data::Union(data) => return not_a_struct(cx, data.union_token, "unions"),
     };
-    if let Some(param) = input.generics.params.first() {
+    if !input.generics.params.is_empty() {
         cx.error(
-            param.span(),
+            &input.generics,
             "#[derive(Instruments)] does not support generic parameters: each set is cached \
              per type, so declare a concrete struct",
         );
@@ -58,9 +62,9 @@ pub fn container(cx: &mut Ctxt, input: &DeriveInput) -> Option<Container> {
     Some(container)
 }
 
-fn not_a_struct(cx: &mut Ctxt, span: Span, what: &str) -> Option<Container> {
+fn not_a_struct(cx: &mut Ctxt, token: impl ToTokens, what: &str) -> Option<Container> {
     cx.error(
-        span,
+        token,
         format!(
             "#[derive(Instruments)] works on structs, not {what}: declare a struct of \
              `Option<..>` fields, one per measurement"
@@ -69,7 +73,42 @@ fn not_a_struct(cx: &mut Ctxt, span: Span, what: &str) -> Option<Container> {
     None
 }
 
-fn container_attrs(cx: &mut Ctxt, attrs: &[SynAttribute], container: &mut Container) {
+/// The keys already written in one place, so that a repeated key is an error
+/// on its second occurrence rather than a silent overwrite.
+struct Keys {
+    place: &'static str,
+    seen: Vec<String>,
+}
+
+impl Keys {
+    fn new(place: &'static str) -> Self {
+        Keys {
+            place,
+            seen: Vec::new(),
+        }
+    }
+
+    /// Whether `key` is new here; reports it on `node` when it is not.
+    fn first(&mut self, cx: &mut Ctxt, key: &str, node: impl ToTokens) -> bool {
+        if self.seen.iter().any(|k| k == key) {
+            cx.error(
+                node,
+                format!(
+                    "duplicate key `{key}` in {}: it was already set; keep one",
+                    self.place
+                ),
+            );
+            return false;
+        }
+        self.seen.push(key.to_owned());
+        true
+    }
+}
+
+/// Every `#[instruments(..)]` of the struct; a key repeated across two of
+/// them is a duplicate like one repeated within one.
+fn container_attrs(cx: &mut Ctxt, attrs: &[syn::Attribute], container: &mut Container) {
+    let mut keys = Keys::new("#[instruments(..)]");
     for attr in attrs.iter().filter(|a| a.path().is_ident("instruments")) {
         let result = attr.parse_nested_meta(|meta| {
             let key = meta
@@ -77,18 +116,28 @@ fn container_attrs(cx: &mut Ctxt, attrs: &[SynAttribute], container: &mut Contai
                 .get_ident()
                 .map(ToString::to_string)
                 .unwrap_or_default();
+            let path = &meta.path;
             match key.as_str() {
-                "prefix" => container.prefix = Some(meta.value()?.parse()?),
+                "prefix" => {
+                    let prefix: LitStr = meta.value()?.parse()?;
+                    if keys.first(cx, &key, quote!(#path = #prefix)) {
+                        container.prefix = Some(prefix);
+                    }
+                }
                 "crate" => {
-                    let path: LitStr = meta.value()?.parse()?;
-                    container.krate = path.parse()?;
+                    let krate: LitStr = meta.value()?.parse()?;
+                    if keys.first(cx, &key, quote!(#path = #krate)) {
+                        container.krate = krate.parse()?;
+                    }
                 }
                 "setters" => {
-                    let value: syn::LitBool = meta.value()?.parse()?;
-                    container.setters = value.value;
+                    let setters: syn::LitBool = meta.value()?.parse()?;
+                    if keys.first(cx, &key, quote!(#path = #setters)) {
+                        container.setters = setters.value;
+                    }
                 }
                 _ => {
-                    return Err(meta.error(suggest::unknown(
+                    return Err(meta.error(messages::unknown(
                         "#[instruments] key",
                         &key,
                         &CONTAINER_KEYS,
@@ -105,7 +154,7 @@ fn container_attrs(cx: &mut Ctxt, attrs: &[SynAttribute], container: &mut Contai
 
 fn field(cx: &mut Ctxt, field: &syn::Field) -> Option<Field> {
     let ident = field.ident.clone()?;
-    let mut role: Option<(Role, Span)> = None;
+    let mut role: Option<Role> = None;
     // Set when a kind attribute failed to parse: it was reported already, so
     // the field must not also be reported as having no kind.
     let mut broken = false;
@@ -113,24 +162,23 @@ fn field(cx: &mut Ctxt, field: &syn::Field) -> Option<Field> {
         let Some(name) = attr.path().get_ident().map(ToString::to_string) else {
             continue;
         };
-        let parsed = if let Some(kind) = Kind::from_attr_name(&name) {
-            measure(cx, attr, kind).map(Role::Measure)
+        let parsed = if let Some(kind) = InstrumentKind::from_attr_name(&name) {
+            instrument(cx, attr, kind).map(Role::Instrument)
         } else if name == "attribute" {
             attribute(cx, attr).map(Role::Attribute)
         } else {
             continue;
         };
-        let span = attr.path().span();
         match (&role, parsed) {
-            (Some((existing, _)), _) => cx.error(
-                span,
+            (Some(existing), _) => cx.error(
+                attr,
                 format!(
                     "field `{ident}` is already declared with #[{}]: a field feeds exactly one \
                      instrument or attribute; split it into two fields",
                     role_name(existing),
                 ),
             ),
-            (None, Some(parsed)) => role = Some((parsed, span)),
+            (None, Some(parsed)) => role = Some(parsed),
             (None, None) => broken = true,
         }
     }
@@ -138,31 +186,30 @@ fn field(cx: &mut Ctxt, field: &syn::Field) -> Option<Field> {
     let inner_ty = option_inner(&field.ty);
     if inner_ty.is_none() {
         cx.error(
-            field.ty.span(),
+            &field.ty,
             format!(
                 "field `{ident}` must be an `Option<..>`: only fields that are `Some` are recorded, \
                  so write `{ident}: Option<{}>`",
-                crate::model::display_type(&field.ty)
+                messages::display_type(&field.ty)
             ),
         );
     }
-    let Some((mut role, _)) = role else {
-        if broken {
-            return None;
+    let Some(mut role) = role else {
+        if !broken {
+            cx.error(
+                &ident,
+                format!(
+                    "field `{ident}` has no instrument kind: add #[gauge(..)], #[histogram(..)], \
+                     #[counter(..)] or #[up_down_counter(..)], or #[attribute(\"key\")] to attach \
+                     it to every measurement"
+                ),
+            );
         }
-        cx.error(
-            ident.span(),
-            format!(
-                "field `{ident}` has no instrument kind: add #[gauge(..)], #[histogram(..)], \
-                 #[counter(..)] or #[up_down_counter(..)], or #[attribute(\"key\")] to attach it to \
-                 every measurement"
-            ),
-        );
         return None;
     };
     let inner_ty = inner_ty?.clone();
-    if let Role::Measure(measure) = &mut role {
-        measure.value = value_type(&inner_ty);
+    if let Role::Instrument(decl) = &mut role {
+        decl.field_type = field_type(&inner_ty);
     }
     Some(Field {
         ident,
@@ -175,28 +222,32 @@ fn field(cx: &mut Ctxt, field: &syn::Field) -> Option<Field> {
 
 fn role_name(role: &Role) -> &'static str {
     match role {
-        Role::Measure(m) => m.kind.attr_name(),
+        Role::Instrument(decl) => decl.kind.attr_name(),
         Role::Attribute(_) => "attribute",
     }
 }
 
-fn measure(cx: &mut Ctxt, attr: &SynAttribute, kind: Kind) -> Option<Measure> {
-    let mut measure = Measure {
+fn instrument(
+    cx: &mut Ctxt,
+    attr: &syn::Attribute,
+    kind: InstrumentKind,
+) -> Option<InstrumentDecl> {
+    let mut decl = InstrumentDecl {
         kind,
-        kind_span: attr.path().span(),
+        kind_path: attr.path().clone(),
         name: None,
         unit: None,
         description: None,
         buckets: None,
         attrs: Vec::new(),
-        value: None,
+        field_type: None,
     };
     let list = match &attr.meta {
-        Meta::Path(_) => return Some(measure),
+        Meta::Path(_) => return Some(decl),
         Meta::List(list) => list,
         Meta::NameValue(nv) => {
             cx.error(
-                nv.eq_token.span,
+                nv,
                 format!(
                     "write #[{0}(\"name\", ..)], not #[{0} = ..]",
                     kind.attr_name()
@@ -205,9 +256,9 @@ fn measure(cx: &mut Ctxt, attr: &SynAttribute, kind: Kind) -> Option<Measure> {
             return None;
         }
     };
-    let parser = |input: ParseStream| measure_args(cx, input, &mut measure);
+    let parser = |input: ParseStream| instrument_args(cx, input, &mut decl);
     match parser.parse2(list.tokens.clone()) {
-        Ok(()) => Some(measure),
+        Ok(()) => Some(decl),
         Err(error) => {
             cx.syn_error(error);
             None
@@ -215,80 +266,130 @@ fn measure(cx: &mut Ctxt, attr: &SynAttribute, kind: Kind) -> Option<Measure> {
     }
 }
 
-fn measure_args(cx: &mut Ctxt, input: ParseStream, measure: &mut Measure) -> syn::Result<()> {
+fn instrument_args(
+    cx: &mut Ctxt,
+    input: ParseStream,
+    decl: &mut InstrumentDecl,
+) -> syn::Result<()> {
     if input.peek(LitStr) {
-        measure.name = Some(input.parse()?);
+        decl.name = Some(input.parse()?);
         if !input.is_empty() {
             input.parse::<Token![,]>()?;
         }
     }
+    let mut keys = Keys::new(match decl.kind {
+        InstrumentKind::Counter => "#[counter(..)]",
+        InstrumentKind::UpDownCounter => "#[up_down_counter(..)]",
+        InstrumentKind::Gauge => "#[gauge(..)]",
+        InstrumentKind::Histogram => "#[histogram(..)]",
+    });
     while !input.is_empty() {
-        let key: syn::Ident = input.parse()?;
+        let key: Ident = input.parse()?;
         if key == "attr" {
-            let content;
-            syn::parenthesized!(content in input);
-            let pairs = content.parse_terminated(
-                |pair: ParseStream| {
-                    let key: LitStr = pair.parse()?;
-                    pair.parse::<Token![=]>()?;
-                    let value: LitStr = pair.parse().map_err(|e| {
-                        syn::Error::new(
-                            e.span(),
-                            "static attribute values are string literals: attr(\"key\" = \"value\")",
-                        )
-                    })?;
-                    Ok(StaticAttr { key, value })
-                },
-                Token![,],
-            )?;
-            measure.attrs.extend(pairs);
+            let group: proc_macro2::Group = input.parse()?;
+            let pairs = static_attrs.parse2(group.stream())?;
+            if keys.first(cx, "attr", quote!(#key #group)) {
+                decl.attrs = pairs;
+            }
         } else {
-            input.parse::<Token![=]>()?;
+            let eq: Token![=] = input.parse()?;
             let value: Expr = input.parse()?;
-            match key.to_string().as_str() {
-                "unit" => measure.unit = string_literal(cx, &value, "unit"),
-                "description" => measure.description = string_literal(cx, &value, "description"),
-                "buckets" => measure.buckets = buckets(cx, &key, &value),
-                other => cx.error(key.span(), suggest::unknown("key", other, &MEASURE_KEYS)),
+            let node = quote!(#key #eq #value);
+            let name = key.to_string();
+            let slot = match name.as_str() {
+                "unit" => Some(&mut decl.unit),
+                "description" => Some(&mut decl.description),
+                "buckets" => None,
+                other => {
+                    cx.error(&key, messages::unknown("key", other, &INSTRUMENT_KEYS));
+                    continue_after_comma(input)?;
+                    continue;
+                }
+            };
+            if keys.first(cx, &name, &node) {
+                match slot {
+                    Some(slot) => *slot = string_literal(cx, &value, &name),
+                    None => decl.buckets = buckets(cx, node, &value),
+                }
             }
         }
-        if !input.is_empty() {
-            input.parse::<Token![,]>()?;
-        }
+        continue_after_comma(input)?;
     }
     Ok(())
 }
 
-fn attribute(cx: &mut Ctxt, attr: &SynAttribute) -> Option<Attribute> {
-    let parser = |input: ParseStream| -> syn::Result<Attribute> {
+fn continue_after_comma(input: ParseStream) -> syn::Result<()> {
+    if !input.is_empty() {
+        input.parse::<Token![,]>()?;
+    }
+    Ok(())
+}
+
+/// The pairs of `attr("key" = "value", ..)`.
+fn static_attrs(input: ParseStream) -> syn::Result<Vec<StaticAttr>> {
+    let pairs = input.parse_terminated(
+        |pair: ParseStream| {
+            let key: LitStr = pair.parse()?;
+            pair.parse::<Token![=]>()?;
+            let value: LitStr = pair.parse().map_err(|e| {
+                syn::Error::new(
+                    e.span(),
+                    "static attribute values are string literals: attr(\"key\" = \"value\")",
+                )
+            })?;
+            Ok(StaticAttr { key, value })
+        },
+        Token![,],
+    )?;
+    Ok(pairs.into_iter().collect())
+}
+
+fn attribute(cx: &mut Ctxt, attr: &syn::Attribute) -> Option<AttributeDecl> {
+    let parser = |input: ParseStream| -> syn::Result<AttributeDecl> {
         let key: LitStr = input.parse().map_err(|e| {
             syn::Error::new(
                 e.span(),
                 "write the attribute key first: #[attribute(\"gen_ai.request.model\")]",
             )
         })?;
-        let mut default = None;
+        let mut decl = AttributeDecl {
+            key,
+            default: None,
+            only: None,
+        };
+        let mut keys = Keys::new("#[attribute(..)]");
         while !input.is_empty() {
             input.parse::<Token![,]>()?;
             if input.is_empty() {
                 break;
             }
-            let name: syn::Ident = input.parse()?;
-            input.parse::<Token![=]>()?;
+            let name: Ident = input.parse()?;
+            if name == "only" {
+                let group: proc_macro2::Group = input.parse()?;
+                let fields = Parser::parse2(
+                    syn::punctuated::Punctuated::<Ident, Token![,]>::parse_terminated,
+                    group.stream(),
+                )?;
+                if keys.first(cx, "only", quote!(#name #group)) {
+                    decl.only = Some(fields.into_iter().collect());
+                }
+                continue;
+            }
+            let eq: Token![=] = input.parse()?;
             let value: Expr = input.parse()?;
-            if name == "default" {
-                default = string_literal(cx, &value, "default");
-            } else {
+            if name != "default" {
                 cx.error(
-                    name.span(),
-                    suggest::unknown("key", &name.to_string(), &ATTRIBUTE_KEYS),
+                    &name,
+                    messages::unknown("key", &name.to_string(), &ATTRIBUTE_KEYS),
                 );
+            } else if keys.first(cx, "default", quote!(#name #eq #value)) {
+                decl.default = string_literal(cx, &value, "default");
             }
         }
-        Ok(Attribute { key, default })
+        Ok(decl)
     };
     match attr.parse_args_with(parser) {
-        Ok(attribute) => Some(attribute),
+        Ok(decl) => Some(decl),
         Err(error) => {
             cx.syn_error(error);
             None
@@ -303,7 +404,7 @@ fn string_literal(cx: &mut Ctxt, value: &Expr, key: &str) -> Option<LitStr> {
         }) => Some(lit.clone()),
         other => {
             cx.error(
-                other.span(),
+                other,
                 format!("`{key}` takes a string literal, e.g. {key} = \"..\""),
             );
             None
@@ -311,10 +412,10 @@ fn string_literal(cx: &mut Ctxt, value: &Expr, key: &str) -> Option<LitStr> {
     }
 }
 
-fn buckets(cx: &mut Ctxt, key: &syn::Ident, value: &Expr) -> Option<Buckets> {
+fn buckets(cx: &mut Ctxt, tokens: TokenStream, value: &Expr) -> Option<Buckets> {
     let Expr::Array(array) = value else {
         cx.error(
-            value.span(),
+            value,
             "`buckets` takes an array of number literals, e.g. buckets = [0.1, 0.5, 1.0]",
         );
         return None;
@@ -322,20 +423,14 @@ fn buckets(cx: &mut Ctxt, key: &syn::Ident, value: &Expr) -> Option<Buckets> {
     let mut values = Vec::new();
     for element in &array.elems {
         match number_literal(element) {
-            Some(number) => values.push((number, element.span())),
+            Some(number) => values.push((number, element.clone())),
             None => cx.error(
-                element.span(),
+                element,
                 "bucket bounds must be number literals, so that they are checked at compile time",
             ),
         }
     }
-    Some(Buckets {
-        span: key
-            .span()
-            .join(array.span())
-            .unwrap_or_else(|| array.span()),
-        values,
-    })
+    Some(Buckets { tokens, values })
 }
 
 fn number_literal(expr: &Expr) -> Option<f64> {
@@ -367,12 +462,9 @@ fn option_inner(ty: &Type) -> Option<&Type> {
     let segments: Vec<_> = path.path.segments.iter().collect();
     let (last, module) = segments.split_last()?;
     let module: Vec<String> = module.iter().map(|s| s.ident.to_string()).collect();
+    let module: Vec<&str> = module.iter().map(String::as_str).collect();
     let known_path = matches!(
-        module
-            .iter()
-            .map(String::as_str)
-            .collect::<Vec<_>>()
-            .as_slice(),
+        module.as_slice(),
         [] | ["std", "option"] | ["core", "option"]
     );
     if last.ident != "Option" || !known_path {
@@ -387,13 +479,13 @@ fn option_inner(ty: &Type) -> Option<&Type> {
     }
 }
 
-fn value_type(ty: &Type) -> Option<ValueType> {
+fn field_type(ty: &Type) -> Option<FieldType> {
     let Type::Path(path) = ty else { return None };
     let ident = path.path.segments.last()?.ident.to_string();
-    ValueType::from_rust(&ident)
+    FieldType::from_rust(&ident)
 }
 
-fn doc_comment(attrs: &[SynAttribute]) -> Option<String> {
+fn doc_comment(attrs: &[syn::Attribute]) -> Option<String> {
     let lines: Vec<String> = attrs
         .iter()
         .filter(|a| a.path().is_ident("doc"))

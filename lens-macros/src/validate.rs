@@ -1,58 +1,21 @@
 //! The rules a declaration must follow, checked at compile time: the
 //! OpenTelemetry instrument rules the SDK would otherwise enforce at run time
-//! (or not at all), and nemo-lens's own opinions.
+//! (or not at all), and nemo-lens's own opinions. The result is the
+//! [`checked`](crate::checked) model.
 
-use proc_macro2::Span;
-use syn::spanned::Spanned;
-use syn::Ident;
+use quote::ToTokens;
+use syn::LitStr;
 
+use crate::checked::{Attached, Checked, Instrument, Measured};
 use crate::ctxt::Ctxt;
-use crate::model::{Container, Field, Kind, Measure, Repr, Role, ValueType};
+use crate::kind::{FieldType, InstrumentKind, ValueType};
+use crate::messages;
+use crate::model::{Container, Field, InstrumentDecl, Role};
 
 const NAME_MAX: usize = 255;
 const UNIT_MAX: usize = 63;
 /// Units that say "this is a duration": a gauge keeps only the last one.
 const DURATION_UNITS: [&str; 6] = ["ns", "us", "ms", "s", "min", "h"];
-
-/// A declaration that passed every rule, ready to expand.
-pub struct Checked<'a> {
-    pub container: &'a Container,
-    /// Distinct instruments, in order of first declaration.
-    pub instruments: Vec<Instrument<'a>>,
-    /// Measured fields, in declaration order.
-    pub measures: Vec<Measured<'a>>,
-    /// `#[attribute]` fields, in declaration order.
-    pub attributes: Vec<(&'a Field, &'a crate::model::Attribute)>,
-}
-
-/// One OpenTelemetry instrument, shared by every field that names it.
-pub struct Instrument<'a> {
-    pub name: String,
-    pub kind: Kind,
-    pub repr: Repr,
-    pub unit: String,
-    pub description: String,
-    pub buckets: Option<Vec<f64>>,
-    /// The field that declared it first, for messages.
-    pub declared_by: &'a Ident,
-}
-
-/// A field recorded into [`Checked::instruments`]`[instrument]`.
-pub struct Measured<'a> {
-    pub field: &'a Field,
-    pub measure: &'a Measure,
-    pub value: ValueType,
-    pub instrument: usize,
-}
-
-impl Measured<'_> {
-    pub fn static_attrs(&self) -> impl Iterator<Item = (String, String)> + '_ {
-        self.measure
-            .attrs
-            .iter()
-            .map(|a| (a.key.value(), a.value.value()))
-    }
-}
 
 /// Checks `container`, reporting every violation into `cx`.
 pub fn check<'a>(cx: &mut Ctxt, container: &'a Container) -> Checked<'a> {
@@ -62,25 +25,23 @@ pub fn check<'a>(cx: &mut Ctxt, container: &'a Container) -> Checked<'a> {
         measures: Vec::new(),
         attributes: Vec::new(),
     };
-    let mut attribute_keys: Vec<String> = Vec::new();
+    let measured_fields: Vec<String> = container
+        .fields
+        .iter()
+        .filter(|f| matches!(f.role, Role::Instrument(_)))
+        .map(|f| f.ident.to_string())
+        .collect();
+    let mut struct_keys: Vec<String> = Vec::new();
     for field in &container.fields {
-        if let Role::Attribute(attribute) = &field.role {
-            let key = attribute.key.value();
-            if key.is_empty() {
-                cx.error(attribute.key.span(), "attribute keys must not be empty");
-            } else if attribute_keys.contains(&key) {
-                cx.error(
-                    attribute.key.span(),
-                    format!("attribute `{key}` is declared twice: keep one field for it"),
-                );
-            }
-            attribute_keys.push(key);
-            checked.attributes.push((field, attribute));
+        if let Role::Attribute(decl) = &field.role {
+            attribute_key(cx, &decl.key, &mut struct_keys, &[]);
+            check_only(cx, decl.only.as_deref(), &measured_fields);
+            checked.attributes.push(Attached { field, decl });
         }
     }
     for field in &container.fields {
-        if let Role::Measure(measure) = &field.role {
-            if let Some(measured) = measured(cx, &mut checked, field, measure, &attribute_keys) {
+        if let Role::Instrument(decl) = &field.role {
+            if let Some(measured) = measured(cx, &mut checked, field, decl, &struct_keys) {
                 checked.measures.push(measured);
             }
         }
@@ -88,68 +49,129 @@ pub fn check<'a>(cx: &mut Ctxt, container: &'a Container) -> Checked<'a> {
     checked
 }
 
+/// One place for the attribute-key rules, for `#[attribute]` fields and for
+/// `attr(..)` pairs alike: not empty, not repeated in `seen`, not one of
+/// `struct_keys` (the struct's `#[attribute]` keys, when checking a pair).
+fn attribute_key(cx: &mut Ctxt, key: &LitStr, seen: &mut Vec<String>, struct_keys: &[String]) {
+    let value = key.value();
+    if value.is_empty() {
+        cx.error(key, "attribute keys must not be empty");
+    } else if seen.contains(&value) {
+        cx.error(
+            key,
+            format!("attribute `{value}` is declared twice here: keep one"),
+        );
+    } else if struct_keys.contains(&value) {
+        cx.error(
+            key,
+            format!(
+                "attribute `{value}` is already an #[attribute] field of the struct; remove one"
+            ),
+        );
+    }
+    seen.push(value);
+}
+
+/// `only(..)` names measured fields of the struct, each once.
+fn check_only(cx: &mut Ctxt, only: Option<&[syn::Ident]>, measured_fields: &[String]) {
+    let Some(only) = only else { return };
+    let candidates: Vec<&str> = measured_fields.iter().map(String::as_str).collect();
+    let mut seen: Vec<String> = Vec::new();
+    for ident in only {
+        let name = ident.to_string();
+        if seen.contains(&name) {
+            cx.error(ident, format!("field `{name}` is listed twice in only(..)"));
+        } else if !measured_fields.contains(&name) {
+            cx.error(
+                ident,
+                messages::unknown("measured field in only(..)", &name, &candidates),
+            );
+        }
+        seen.push(name);
+    }
+}
+
 fn measured<'a>(
     cx: &mut Ctxt,
     checked: &mut Checked<'a>,
     field: &'a Field,
-    measure: &'a Measure,
-    attribute_keys: &[String],
+    decl: &'a InstrumentDecl,
+    struct_keys: &[String],
 ) -> Option<Measured<'a>> {
-    let (name, name_span) = name(cx, checked.container, field, measure)?;
-    check_name(cx, &name, name_span);
-    let unit = measure.unit.as_ref().map(|u| u.value()).unwrap_or_default();
-    if let Some(lit) = &measure.unit {
-        check_unit(cx, &unit, measure.kind, lit.span());
+    let name = name(cx, checked.container, field, decl)?;
+    check_name(cx, &name.0, &name.1);
+    if let Some(unit) = &decl.unit {
+        check_unit(cx, &unit.value(), decl.kind, unit);
     }
-    check_buckets(cx, measure);
-    check_static_attrs(cx, measure, attribute_keys);
-    let description = description(cx, field, measure);
-    let value = value_type(cx, field, measure);
-
-    let (description, value) = (description?, value?);
-    let instrument = Instrument {
-        name,
-        kind: measure.kind,
-        repr: value.repr,
-        unit,
-        description,
-        buckets: measure
-            .buckets
-            .as_ref()
-            .map(|b| b.values.iter().map(|(v, _)| *v).collect()),
-        declared_by: &field.ident,
+    check_buckets(cx, decl);
+    let mut seen = Vec::new();
+    for attr in &decl.attrs {
+        attribute_key(cx, &attr.key, &mut seen, struct_keys);
+    }
+    let field_type = field_type(cx, field, decl);
+    let shared = checked
+        .instruments
+        .iter()
+        .position(|i| i.name.eq_ignore_ascii_case(&name.0));
+    let index = match shared {
+        Some(index) => share(cx, checked, index, field, decl, field_type?, &name)?,
+        None => {
+            let description = description(cx, field, decl);
+            checked.instruments.push(Instrument {
+                name: name.0,
+                kind: decl.kind,
+                value: field_type?.value,
+                unit: decl.unit.as_ref().map(LitStr::value).unwrap_or_default(),
+                description: description?,
+                buckets: buckets(decl),
+                declared_by: &field.ident,
+            });
+            checked.instruments.len() - 1
+        }
     };
-    let index = share_or_add(cx, checked, instrument, field, measure, name_span)?;
+    let attributes = checked
+        .attributes
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| match &a.decl.only {
+            Some(only) => only.contains(&field.ident),
+            None => true,
+        })
+        .map(|(i, _)| i)
+        .collect();
     Some(Measured {
         field,
-        measure,
-        value,
+        decl,
+        field_type: field_type?,
         instrument: index,
+        attributes,
     })
 }
 
+/// The instrument name and the node it comes from (the literal, or the
+/// field name it was derived from).
 fn name(
     cx: &mut Ctxt,
     container: &Container,
     field: &Field,
-    measure: &Measure,
-) -> Option<(String, Span)> {
-    if let Some(name) = &measure.name {
-        return Some((name.value(), name.span()));
+    decl: &InstrumentDecl,
+) -> Option<(String, proc_macro2::TokenStream)> {
+    if let Some(name) = &decl.name {
+        return Some((name.value(), name.to_token_stream()));
     }
     match &container.prefix {
         Some(prefix) => Some((
             format!("{}.{}", prefix.value(), field.ident),
-            field.ident.span(),
+            field.ident.to_token_stream(),
         )),
         None => {
             cx.error(
-                measure.kind_span,
+                &decl.kind_path,
                 format!(
                     "field `{0}` has no instrument name: write #[{1}(\"app.{0}\")], or put \
                      #[instruments(prefix = \"app\")] on the struct to name it `app.{0}`",
                     field.ident,
-                    measure.kind.attr_name()
+                    decl.kind.attr_name()
                 ),
             );
             None
@@ -158,7 +180,7 @@ fn name(
 }
 
 /// The OpenTelemetry instrument name rule, as the SDK checks it at run time.
-fn check_name(cx: &mut Ctxt, name: &str, span: Span) {
+fn check_name(cx: &mut Ctxt, name: &str, node: impl ToTokens) {
     let problem = if name.is_empty() {
         Some("is empty".to_owned())
     } else if name.len() > NAME_MAX {
@@ -175,7 +197,7 @@ fn check_name(cx: &mut Ctxt, name: &str, span: Span) {
     };
     if let Some(problem) = problem {
         cx.error(
-            span,
+            node,
             format!(
                 "invalid instrument name `{name}`: it {problem}; OpenTelemetry names start with a \
                  letter and use at most {NAME_MAX} of A-Z a-z 0-9 _ . - /"
@@ -184,10 +206,10 @@ fn check_name(cx: &mut Ctxt, name: &str, span: Span) {
     }
 }
 
-fn check_unit(cx: &mut Ctxt, unit: &str, kind: Kind, span: Span) {
+fn check_unit(cx: &mut Ctxt, unit: &str, kind: InstrumentKind, node: &LitStr) {
     if unit.len() > UNIT_MAX {
         cx.error(
-            span,
+            node,
             format!(
                 "unit `{unit}` is {} characters long; OpenTelemetry allows at most {UNIT_MAX}",
                 unit.len()
@@ -196,13 +218,13 @@ fn check_unit(cx: &mut Ctxt, unit: &str, kind: Kind, span: Span) {
     }
     if !unit.is_ascii() {
         cx.error(
-            span,
+            node,
             format!("unit `{unit}` is not ASCII; write UCUM units such as `us` rather than `µs`"),
         );
     }
-    if kind == Kind::Gauge && DURATION_UNITS.contains(&unit) {
+    if kind == InstrumentKind::Gauge && DURATION_UNITS.contains(&unit) {
         cx.error(
-            span,
+            node,
             format!(
                 "a gauge with duration unit `{unit}`: durations belong on a histogram, a gauge \
                  loses the p99; use #[histogram(..)]"
@@ -211,28 +233,28 @@ fn check_unit(cx: &mut Ctxt, unit: &str, kind: Kind, span: Span) {
     }
 }
 
-fn check_buckets(cx: &mut Ctxt, measure: &Measure) {
-    let Some(buckets) = &measure.buckets else {
+fn check_buckets(cx: &mut Ctxt, decl: &InstrumentDecl) {
+    let Some(buckets) = &decl.buckets else {
         return;
     };
-    if measure.kind != Kind::Histogram {
+    if decl.kind != InstrumentKind::Histogram {
         cx.error(
-            buckets.span,
+            &buckets.tokens,
             format!(
                 "`buckets` only applies to histograms, and this field is a {}; remove it or make \
                  the field #[histogram(..)]",
-                measure.kind.attr_name()
+                decl.kind.attr_name()
             ),
         );
         return;
     }
     let mut previous: Option<f64> = None;
-    for (value, span) in &buckets.values {
+    for (value, literal) in &buckets.values {
         if !value.is_finite() {
-            cx.error(*span, "bucket bounds must be finite numbers");
+            cx.error(literal, "bucket bounds must be finite numbers");
         } else if let Some(before) = previous.filter(|before| value <= before) {
             cx.error(
-                *span,
+                literal,
                 format!("bucket bounds must be strictly increasing, but {value} follows {before}"),
             );
         }
@@ -240,36 +262,19 @@ fn check_buckets(cx: &mut Ctxt, measure: &Measure) {
     }
 }
 
-fn check_static_attrs(cx: &mut Ctxt, measure: &Measure, attribute_keys: &[String]) {
-    let mut seen: Vec<String> = Vec::new();
-    for attr in &measure.attrs {
-        let key = attr.key.value();
-        if key.is_empty() {
-            cx.error(attr.key.span(), "attribute keys must not be empty");
-        } else if seen.contains(&key) {
-            cx.error(
-                attr.key.span(),
-                format!("attribute `{key}` is set twice on this field"),
-            );
-        } else if attribute_keys.contains(&key) {
-            cx.error(
-                attr.key.span(),
-                format!(
-                    "attribute `{key}` is already an #[attribute] field of the struct; remove one"
-                ),
-            );
-        }
-        seen.push(key);
-    }
+fn buckets(decl: &InstrumentDecl) -> Option<Vec<f64>> {
+    decl.buckets
+        .as_ref()
+        .map(|b| b.values.iter().map(|(v, _)| *v).collect())
 }
 
-fn description(cx: &mut Ctxt, field: &Field, measure: &Measure) -> Option<String> {
-    match (&measure.description, &field.doc) {
+fn description(cx: &mut Ctxt, field: &Field, decl: &InstrumentDecl) -> Option<String> {
+    match (&decl.description, &field.doc) {
         (Some(description), _) => Some(description.value()),
         (None, Some(doc)) => Some(doc.clone()),
         (None, None) => {
             cx.error(
-                field.ident.span(),
+                &field.ident,
                 format!(
                     "field `{}` has no description: add a doc comment (`/// What it measures.`) \
                      or description = \"..\"; it is exported with the metric",
@@ -281,98 +286,99 @@ fn description(cx: &mut Ctxt, field: &Field, measure: &Measure) -> Option<String
     }
 }
 
-fn value_type(cx: &mut Ctxt, field: &Field, measure: &Measure) -> Option<ValueType> {
+fn field_type(cx: &mut Ctxt, field: &Field, decl: &InstrumentDecl) -> Option<FieldType> {
     let ty = &field.inner_ty;
-    let Some(value) = measure.value else {
+    let Some(field_type) = decl.field_type else {
         cx.error(
-            ty.span(),
+            ty,
             format!(
                 "unsupported value type `{}` for field `{}`: instruments record numbers, one of {}; \
                  to attach text to every measurement, mark the field #[attribute(\"key\")] instead",
-                crate::model::display_type(ty),
+                messages::display_type(ty),
                 field.ident,
-                ValueType::SUPPORTED.join(", ")
+                FieldType::SUPPORTED.join(", ")
             ),
         );
         return None;
     };
-    let problem = match (measure.kind, value.repr) {
-        (Kind::Counter, Repr::I64) => Some(format!(
+    let problem = match (decl.kind, field_type.value) {
+        (InstrumentKind::Counter, ValueType::I64) => Some(format!(
             "a counter only goes up, but `{}` is signed: use u64 (or f64 for fractional amounts), \
              or #[up_down_counter] for a value that may go down",
-            value.rust
+            field_type.rust
         )),
-        (Kind::Histogram, Repr::I64) => Some(format!(
+        (InstrumentKind::Histogram, ValueType::I64) => Some(format!(
             "histograms record u64 or f64, not the signed `{}`: use u64, or f64 if values can be negative",
-            value.rust
+            field_type.rust
         )),
-        (Kind::UpDownCounter, Repr::U64) => Some(format!(
+        (InstrumentKind::UpDownCounter, ValueType::U64) => Some(format!(
             "an up_down_counter records i64 or f64, not the unsigned `{}`: use i64, or #[counter] if it only goes up",
-            value.rust
+            field_type.rust
         )),
         _ => None,
     };
     match problem {
         Some(problem) => {
-            cx.error(ty.span(), problem);
+            cx.error(ty, problem);
             None
         }
-        None => Some(value),
+        None => Some(field_type),
     }
 }
 
-/// Finds the instrument this field shares, or adds a new one. Names compare
-/// case-insensitively, as the SDK does.
-fn share_or_add<'a>(
+/// A field naming an instrument declared before it: what it leaves out is
+/// taken from the first declaration, what it states must agree with it, and
+/// its attributes must tell it apart from every other field of the
+/// instrument. Names compare case-insensitively, as the SDK does.
+fn share(
     cx: &mut Ctxt,
-    checked: &mut Checked<'a>,
-    instrument: Instrument<'a>,
+    checked: &Checked,
+    index: usize,
     field: &Field,
-    measure: &Measure,
-    name_span: Span,
+    decl: &InstrumentDecl,
+    field_type: FieldType,
+    (name, name_node): &(String, proc_macro2::TokenStream),
 ) -> Option<usize> {
-    let existing = checked
-        .instruments
-        .iter()
-        .position(|i| i.name.eq_ignore_ascii_case(&instrument.name));
-    let Some(index) = existing else {
-        checked.instruments.push(instrument);
-        return Some(checked.instruments.len() - 1);
-    };
     let first = &checked.instruments[index];
-    let mismatch = if first.kind != instrument.kind {
+    let stated = |lit: &Option<LitStr>| lit.as_ref().map(LitStr::value);
+    let mismatch = if first.kind != decl.kind {
         Some(format!(
             "kind ({} vs {})",
             first.kind.attr_name(),
-            instrument.kind.attr_name()
+            decl.kind.attr_name()
         ))
-    } else if first.repr != instrument.repr {
-        Some(format!("value type ({:?} vs {:?})", first.repr, instrument.repr).to_lowercase())
-    } else if first.unit != instrument.unit {
-        Some(format!("unit (`{}` vs `{}`)", first.unit, instrument.unit))
-    } else if first.description != instrument.description {
+    } else if first.value != field_type.value {
         Some(format!(
-            "description (\"{}\" vs \"{}\")",
-            first.description, instrument.description
+            "value type ({} vs {})",
+            first.value.primitive(),
+            field_type.value.primitive()
         ))
-    } else if first.buckets != instrument.buckets {
+    } else if let Some(unit) = stated(&decl.unit).filter(|u| *u != first.unit) {
+        Some(format!("unit (`{}` vs `{unit}`)", first.unit))
+    } else if let Some(description) = stated(&decl.description).filter(|d| *d != first.description)
+    {
+        Some(format!(
+            "description (\"{}\" vs \"{description}\")",
+            first.description
+        ))
+    } else if buckets(decl).is_some_and(|b| Some(b) != first.buckets) {
         Some("buckets".to_owned())
     } else {
         None
     };
     if let Some(mismatch) = mismatch {
         cx.error(
-            name_span,
+            name_node,
             format!(
-                "instrument `{}` is already declared by field `{}` with a different {mismatch}; \
-                 fields that share an instrument must agree on kind, unit, description and buckets \
-                 and differ only in attr(..)",
-                instrument.name, first.declared_by
+                "instrument `{name}` is already declared by field `{}` with a different {mismatch}; \
+                 a field that shares an instrument states only its attr(..), or repeats exactly \
+                 what the first declaration says",
+                first.declared_by
             ),
         );
         return None;
     }
-    let mut attrs: Vec<_> = measure
+    let mut attrs: Vec<_> = decl
         .attrs
         .iter()
         .map(|a| (a.key.value(), a.value.value()))
@@ -385,11 +391,11 @@ fn share_or_add<'a>(
     });
     if let Some(twin) = twin {
         cx.error(
-            name_span,
+            name_node,
             format!(
                 "fields `{}` and `{}` record `{}` with the same attributes, so their values would \
                  mix; tell them apart with attr(\"key\" = \"value\")",
-                twin.field.ident, field.ident, instrument.name
+                twin.field.ident, field.ident, name
             ),
         );
         return None;

@@ -12,6 +12,9 @@ use nemo_lens::opentelemetry_sdk::metrics::{
 };
 use nemo_lens::Meter;
 
+/// An exported attribute value.
+pub use nemo_lens::opentelemetry::Value as AttrValue;
+
 /// A provider exporting into memory, and a `Meter` on it.
 pub struct Harness {
     pub provider: SdkMeterProvider,
@@ -77,7 +80,8 @@ pub struct Point {
     pub kind: &'static str,
     /// `f64`, `u64` or `i64`.
     pub number: &'static str,
-    pub attributes: BTreeMap<String, String>,
+    /// Attribute values as exported, typed: `I64(3)` and `"3"` differ.
+    pub attributes: BTreeMap<String, AttrValue>,
     pub value: Value,
 }
 
@@ -102,8 +106,18 @@ impl Point {
         }
     }
 
-    pub fn attr(&self, key: &str) -> Option<&str> {
-        self.attributes.get(key).map(String::as_str)
+    /// The attribute `key`, typed.
+    pub fn attr(&self, key: &str) -> Option<&AttrValue> {
+        self.attributes.get(key)
+    }
+
+    /// The attribute `key` when it is a string; `None` when absent or of
+    /// another type.
+    pub fn str_attr(&self, key: &str) -> Option<&str> {
+        match self.attributes.get(key)? {
+            AttrValue::String(s) => Some(s.as_str()),
+            _ => None,
+        }
     }
 }
 
@@ -133,13 +147,32 @@ fn flatten(
 
 fn attrs<'a>(
     kvs: impl Iterator<Item = &'a nemo_lens::opentelemetry::KeyValue>,
-) -> BTreeMap<String, String> {
-    kvs.map(|kv| (kv.key.to_string(), kv.value.to_string()))
+) -> BTreeMap<String, AttrValue> {
+    kvs.map(|kv| (kv.key.to_string(), kv.value.clone()))
+        .collect()
+}
+
+/// Typed attributes from a JSON object of a reference dump: strings, integers,
+/// floats and booleans as the SDK would carry them.
+pub fn json_attributes(object: &serde_json::Value) -> BTreeMap<String, AttrValue> {
+    let object = object.as_object().expect("attributes are a JSON object");
+    object
+        .iter()
+        .map(|(key, value)| {
+            let value = match value {
+                serde_json::Value::String(s) => AttrValue::from(s.clone()),
+                serde_json::Value::Bool(b) => AttrValue::Bool(*b),
+                serde_json::Value::Number(n) if n.is_i64() => AttrValue::I64(n.as_i64().unwrap()),
+                serde_json::Value::Number(n) => AttrValue::F64(n.as_f64().unwrap()),
+                other => panic!("unsupported attribute value {other} for {key}"),
+            };
+            (key.clone(), value)
+        })
         .collect()
 }
 
 /// Kind, attributes and value of one point.
-type RawPoint = (&'static str, BTreeMap<String, String>, Value);
+type RawPoint = (&'static str, BTreeMap<String, AttrValue>, Value);
 
 fn data_points<T: Copy>(data: &MetricData<T>, to_f64: impl Fn(T) -> f64) -> Vec<RawPoint> {
     match data {

@@ -1,27 +1,17 @@
 //! The static `DESCRIPTORS` of a set.
 
 use proc_macro2::{Literal, TokenStream};
-use quote::quote;
+use quote::{format_ident, quote};
 
-use crate::model::{Kind, Repr};
-use crate::validate::{Checked, Measured};
+use crate::checked::{Checked, Measured};
 
 /// One `Descriptor` literal for a measured field.
 pub(super) fn descriptor(checked: &Checked, m: &Measured, p: &TokenStream) -> TokenStream {
-    let instrument = &checked.instruments[m.instrument];
+    let instrument = checked.instrument_of(m);
     let field = m.field.ident.to_string();
     let name = &instrument.name;
-    let kind = match instrument.kind {
-        Kind::Counter => quote!(Counter),
-        Kind::UpDownCounter => quote!(UpDownCounter),
-        Kind::Gauge => quote!(Gauge),
-        Kind::Histogram => quote!(Histogram),
-    };
-    let value_type = match m.value.repr {
-        Repr::F64 => quote!(F64),
-        Repr::U64 => quote!(U64),
-        Repr::I64 => quote!(I64),
-    };
+    let kind = format_ident!("{}", instrument.kind.type_name());
+    let value_type = m.field_type.value.variant();
     let unit = &instrument.unit;
     let description = &instrument.description;
     let buckets = match &instrument.buckets {
@@ -31,11 +21,7 @@ pub(super) fn descriptor(checked: &Checked, m: &Measured, p: &TokenStream) -> To
         }
         None => quote!(#p::None),
     };
-    let keys = checked
-        .attributes
-        .iter()
-        .map(|(_, a)| a.key.value())
-        .chain(m.static_attrs().map(|(k, _)| k));
+    let keys = checked.attribute_keys(m);
     let statics = m.static_attrs().map(|(k, v)| quote!((#k, #v)));
     quote! {
         #p::Descriptor {

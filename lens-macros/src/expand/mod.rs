@@ -1,26 +1,78 @@
 //! Code generation from a [`Checked`] declaration.
 //!
+//! # What an expansion looks like
+//!
+//! For
+//!
+//! ```text
+//! #[derive(Instruments)]
+//! #[instruments(prefix = "app")]
+//! struct Step {
+//!     /// Training loss.
+//!     #[gauge] loss: Option<f64>,
+//!     /// Tokens seen.
+//!     #[counter(unit = "{token}", attr("phase" = "train"))] tokens: Option<u64>,
+//! }
+//! ```
+//!
+//! the derive emits, with `p` standing for `::nemo_lens::__private`:
+//!
+//! ```text
+//! struct StepSet {                         // the instruments, built once per meter
+//!     __i0: p::Gauge<f64>,                 // one per distinct instrument, in order
+//!     __i1: p::Counter<u64>,
+//!     __attrs_tokens: [p::KeyValue; 1],    // a field's attr(..) pairs
+//!     __bound: __StepBound,                // or p::BoundMap<__StepBound> when the
+//!                                          // struct has #[attribute] fields
+//!     __warnings: p::DropWarnings,         // counts and rate-limits dropped values
+//! }
+//! struct __StepBound {                     // bound handles of one attribute combination
+//!     __attrs: p::Box<[p::KeyValue]>,      // the #[attribute] values of the combination
+//!     loss: p::OnceLock<p::BoundGauge<f64>>,
+//!     tokens: p::OnceLock<p::BoundCounter<u64>>,
+//! }
+//! impl p::Instruments for Step {
+//!     type Set = StepSet;
+//!     const DESCRIPTORS: &[p::Descriptor] = &[/* one per field */];
+//!     fn build_set(meter) -> StepSet { /* meter.f64_gauge("app.loss")..build() */ }
+//!     fn slot() -> &'static p::SetSlot { /* a static per type: the cache key */ }
+//!     fn record_with(&self, set: &StepSet) {
+//!         if let Some(raw) = self.loss {
+//!             match p::checked(raw, false) {          // finite? non-negative counter?
+//!                 Ok(v) => set.__bound.loss.get_or_init(|| set.__i0.bind(..)).record(v),
+//!                 Err(why) => set.__warnings.dropped_value("loss", "app.loss", &raw, why),
+//!             }
+//!         }
+//!         /* the same for tokens, binding with __attrs_tokens */
+//!     }
+//! }
+//! impl Step { fn loss(self, f64) -> Self; fn tokens(self, u64) -> Self }
+//! ```
+//!
+//! With `#[attribute]` fields, `record_with` borrows each attribute value as a
+//! `p::KeyPart` (through `p::AttributeValue::key_part`), looks the
+//! combination up in the `BoundMap`, and records through that bundle; when
+//! the map is full it records unbound with the list built per call. The full
+//! expansion of a small struct is the snapshot in
+//! `lens-macros/snapshots/step.expanded.rs`, checked by a test.
+//!
 //! Generated code names everything through `#krate::__private`, and
 //! primitives as `::core::primitive::..`, so it compiles in a crate that
 //! depends only on `nemo-lens` and that shadows `Option`, `Some`, `Result`,
 //! `std`, `core` or `f64`.
-//!
-//! For `struct X` the derive emits `XSet` (the instruments, their static
-//! attributes and the bound handles) and a hidden `__XBound`, one bound handle
-//! per field for one combination of `#[attribute]` values.
 
 mod descriptors;
 mod record;
+mod set;
 mod setters;
 
-use proc_macro2::{Literal, TokenStream};
+use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use syn::{DeriveInput, Ident, Path};
 
+use crate::checked::Checked;
 use crate::ctxt::Ctxt;
-use crate::model::{Kind, Repr};
-use crate::parse;
-use crate::validate::{self, Checked, Instrument};
+use crate::{parse, validate};
 
 /// The whole derive: parse, validate, expand, or errors plus a dummy impl.
 pub fn derive(input: &DeriveInput) -> TokenStream {
@@ -81,46 +133,10 @@ fn expand(checked: &Checked) -> TokenStream {
         set: format_ident!("{}Set", container.ident),
         bound: format_ident!("__{}Bound", container.ident),
     };
-    let Names { p, set, bound } = &names;
+    let Names { p, set, .. } = &names;
     let ident = &container.ident;
-    let vis = &container.vis;
-    let set_doc = format!("The instruments of [`{ident}`], built once per meter.");
-    let set_name = set.to_string();
-
-    let instrument_fields = checked
-        .instruments
-        .iter()
-        .enumerate()
-        .map(|(i, instrument)| {
-            let field = instrument_ident(i);
-            let ty = instrument_type(instrument, p, false);
-            quote!(#field: #ty,)
-        });
-    let static_fields = checked
-        .measures
-        .iter()
-        .filter(|m| !m.measure.attrs.is_empty())
-        .map(|m| {
-            let field = static_attrs_ident(&m.field.ident);
-            let len = m.measure.attrs.len();
-            quote!(#field: [#p::KeyValue; #len],)
-        });
-    let bound_fields = checked.measures.iter().map(|m| {
-        let field = &m.field.ident;
-        let ty = instrument_type(&checked.instruments[m.instrument], p, true);
-        quote!(#field: #p::OnceLock<#ty>,)
-    });
-    let bound_inits = checked.measures.iter().map(|m| {
-        let field = &m.field.ident;
-        quote!(#field: #p::OnceLock::new(),)
-    });
-    let bound_holder = if checked.attributes.is_empty() {
-        quote!(#bound)
-    } else {
-        quote!(#p::BoundMap<#bound>)
-    };
-
-    let build = build_set(checked, &names);
+    let set_items = set::set_items(checked, &names);
+    let build = set::build_set(checked, &names);
     let descriptors = checked
         .measures
         .iter()
@@ -133,45 +149,9 @@ fn expand(checked: &Checked) -> TokenStream {
     };
 
     quote! {
-        #[doc = #set_doc]
-        #vis struct #set {
-            #(#instrument_fields)*
-            #(#static_fields)*
-            __bound: #bound_holder,
-            __warnings: #p::DropWarnings,
-        }
-
-        /// Bound handles of one combination of attribute values, each bound
-        /// on its field's first measurement.
-        #[doc(hidden)]
-        struct #bound {
-            __attrs: #p::Box<[#p::KeyValue]>,
-            #(#bound_fields)*
-        }
-
-        impl #set {
-            /// How many measurements were dropped (non-finite values, negative
-            /// counter increments) since this set was built.
-            #vis fn dropped_measurements(&self) -> ::core::primitive::u64 {
-                self.__warnings.dropped()
-            }
-        }
+        #set_items
 
         const _: () = {
-            impl #bound {
-                fn new(__attrs: #p::Box<[#p::KeyValue]>) -> Self {
-                    #bound { __attrs, #(#bound_inits)* }
-                }
-            }
-
-            impl ::core::fmt::Debug for #set {
-                fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-                    f.debug_struct(#set_name)
-                        .field("dropped", &self.__warnings.dropped())
-                        .finish_non_exhaustive()
-                }
-            }
-
             #[automatically_derived]
             impl #p::Instruments for #ident {
                 type Set = #set;
@@ -199,115 +179,15 @@ fn expand(checked: &Checked) -> TokenStream {
     }
 }
 
+/// `__i{n}`: the set's field holding instrument `n`.
 fn instrument_ident(index: usize) -> Ident {
     format_ident!("__i{}", index)
 }
 
+/// `__attrs_{field}`: the set's field holding a field's `attr(..)` pairs.
 fn static_attrs_ident(field: &Ident) -> Ident {
     format_ident!("__attrs_{}", field)
 }
 
-fn repr_type(repr: Repr) -> TokenStream {
-    match repr {
-        Repr::F64 => quote!(::core::primitive::f64),
-        Repr::U64 => quote!(::core::primitive::u64),
-        Repr::I64 => quote!(::core::primitive::i64),
-    }
-}
-
-/// `Gauge<f64>`, or `BoundGauge<f64>` when `bound`.
-fn instrument_type(instrument: &Instrument, p: &TokenStream, bound: bool) -> TokenStream {
-    let kind = match instrument.kind {
-        Kind::Counter => "Counter",
-        Kind::UpDownCounter => "UpDownCounter",
-        Kind::Gauge => "Gauge",
-        Kind::Histogram => "Histogram",
-    };
-    let name = if bound {
-        format_ident!("Bound{}", kind)
-    } else {
-        format_ident!("{}", kind)
-    };
-    let repr = repr_type(instrument.repr);
-    quote!(#p::#name<#repr>)
-}
-
-/// The body of `build_set`: every instrument, the static attributes, and the
-/// bound handles that can be bound right away.
-fn build_set(checked: &Checked, names: &Names) -> TokenStream {
-    let Names { p, set, bound } = names;
-    let instruments = checked
-        .instruments
-        .iter()
-        .enumerate()
-        .map(|(i, instrument)| {
-            let field = instrument_ident(i);
-            let builder = build_instrument(instrument, p);
-            quote!(let #field = #builder;)
-        });
-    let instrument_names = (0..checked.instruments.len()).map(instrument_ident);
-    let statics = checked
-        .measures
-        .iter()
-        .filter(|m| !m.measure.attrs.is_empty())
-        .map(|m| {
-            let field = static_attrs_ident(&m.field.ident);
-            let pairs = m
-                .static_attrs()
-                .map(|(k, v)| quote!(#p::KeyValue::new(#k, #v)));
-            quote!(#field: [#(#pairs),*],)
-        });
-    let bound_value = if checked.attributes.is_empty() {
-        // A field without any attribute binds the SDK's attribute-less series,
-        // which exports nothing until recorded, so it can be bound now. Keyed
-        // series are bound on first record: the SDK exports a bound series
-        // even when it was never recorded.
-        let eager = checked
-            .measures
-            .iter()
-            .filter(|m| m.measure.attrs.is_empty())
-            .map(|m| {
-                let field = &m.field.ident;
-                let handle = instrument_ident(m.instrument);
-                quote!(let _ = __bound.#field.set(#handle.bind(&[]));)
-            });
-        quote! {{
-            let __bound = #bound::new(#p::Box::new([]));
-            #(#eager)*
-            __bound
-        }}
-    } else {
-        quote!(#p::BoundMap::new())
-    };
-    quote! {
-        #(#instruments)*
-        #set {
-            #(#statics)*
-            __bound: #bound_value,
-            #(#instrument_names,)*
-            __warnings: #p::DropWarnings::new(),
-        }
-    }
-}
-
-fn build_instrument(instrument: &Instrument, p: &TokenStream) -> TokenStream {
-    let prefix = match instrument.repr {
-        Repr::F64 => "f64",
-        Repr::U64 => "u64",
-        Repr::I64 => "i64",
-    };
-    let method = format_ident!("{}_{}", prefix, instrument.kind.attr_name());
-    let name = &instrument.name;
-    let description = &instrument.description;
-    let unit = (!instrument.unit.is_empty()).then(|| {
-        let unit = &instrument.unit;
-        quote!(.with_unit(#unit))
-    });
-    let buckets = instrument.buckets.as_ref().map(|b| {
-        let bounds = b.iter().map(|v| Literal::f64_suffixed(*v));
-        quote!(.with_boundaries(#p::Vec::from([#(#bounds),*])))
-    });
-    quote! {
-        meter.#method(#name).with_description(#description)#unit #buckets.build()
-    }
-}
+#[cfg(test)]
+mod snapshot;

@@ -11,8 +11,7 @@ use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 
 use super::{instrument_ident, static_attrs_ident, Names};
-use crate::model::Kind;
-use crate::validate::{Checked, Measured};
+use crate::checked::{Checked, Measured};
 
 pub(super) fn record_with(checked: &Checked, names: &Names) -> TokenStream {
     let p = &names.p;
@@ -31,11 +30,12 @@ pub(super) fn record_with(checked: &Checked, names: &Names) -> TokenStream {
         let field = &m.field.ident;
         quote!(self.#field.is_some())
     });
-    let keys = checked.attributes.iter().map(|(_, a)| a.key.value());
-    let parts = checked.attributes.iter().map(|(field, attribute)| {
-        let ident = &field.ident;
-        let key_part = quote_spanned!(field.inner_ty.span()=> #p::AttributeValue::key_part);
-        let default = attribute
+    let keys = checked.attributes.iter().map(|a| a.key());
+    let parts = checked.attributes.iter().map(|a| {
+        let ident = &a.field.ident;
+        let key_part = quote_spanned!(a.field.inner_ty.span()=> #p::AttributeValue::key_part);
+        let default = a
+            .decl
             .default
             .as_ref()
             .map(|d| quote!(.or(#p::Some(#p::KeyPart::Str(#d)))));
@@ -63,22 +63,40 @@ pub(super) fn record_with(checked: &Checked, names: &Names) -> TokenStream {
 
 /// Checks one field and records it through `__b`, binding on first use.
 fn bound_field(checked: &Checked, m: &Measured, p: &TokenStream) -> TokenStream {
-    let instrument = &checked.instruments[m.instrument];
+    let instrument = checked.instrument_of(m);
     let field = &m.field.ident;
     let handle = instrument_ident(m.instrument);
-    let statics = if m.measure.attrs.is_empty() {
-        quote!(&[])
-    } else {
-        let statics = static_attrs_ident(field);
-        quote!(&set.#statics)
-    };
-    let method = method(instrument.kind);
+    let attributes = field_attributes(checked, m, p, quote!(&__b.__attrs));
+    let method = instrument.kind.record_method();
     let call = quote! {
         __b.#field
-            .get_or_init(|| set.#handle.bind(&#p::concat(&__b.__attrs, #statics)))
+            .get_or_init(|| set.#handle.bind(&#attributes))
             .#method(__v)
     };
     checked_record(checked, m, p, call)
+}
+
+/// The attributes `m` records with, from the struct's attribute list `all`:
+/// those its `only(..)` scoping keeps, then its static pairs.
+fn field_attributes(
+    checked: &Checked,
+    m: &Measured,
+    p: &TokenStream,
+    all: TokenStream,
+) -> TokenStream {
+    let statics = if m.decl.attrs.is_empty() {
+        quote!(&[])
+    } else {
+        let statics = static_attrs_ident(&m.field.ident);
+        quote!(&set.#statics)
+    };
+    let only = if m.is_scoped(checked) {
+        let keys = m.attributes.iter().map(|&a| checked.attributes[a].key());
+        quote!(#p::Some(&[#(#keys),*]))
+    } else {
+        quote!(#p::None)
+    };
+    quote!(#p::field_attributes(#all, #only, #statics))
 }
 
 /// The unbound path: the attribute list built per call, as the SDK docs show.
@@ -87,14 +105,15 @@ fn unbound(checked: &Checked, p: &TokenStream) -> TokenStream {
         + checked
             .measures
             .iter()
-            .map(|m| m.measure.attrs.len())
+            .map(|m| m.decl.attrs.len())
             .max()
             .unwrap_or(0);
-    let pushes = checked.attributes.iter().map(|(field, attribute)| {
-        let ident = &field.ident;
-        let key = attribute.key.value();
-        let to_value = quote_spanned!(field.inner_ty.span()=> #p::AttributeValue::to_value);
-        let fallback = attribute
+    let pushes = checked.attributes.iter().map(|a| {
+        let ident = &a.field.ident;
+        let key = a.key();
+        let to_value = quote_spanned!(a.field.inner_ty.span()=> #p::AttributeValue::to_value);
+        let fallback = a
+            .decl
             .default
             .as_ref()
             .map(|default| quote!(else { __attrs.push(#p::KeyValue::new(#key, #default)); }));
@@ -105,10 +124,14 @@ fn unbound(checked: &Checked, p: &TokenStream) -> TokenStream {
         }
     });
     let fields = checked.measures.iter().map(|m| {
-        let instrument = &checked.instruments[m.instrument];
+        let instrument = checked.instrument_of(m);
         let handle = instrument_ident(m.instrument);
-        let method = method(instrument.kind);
-        let call = if m.measure.attrs.is_empty() {
+        let method = instrument.kind.record_method();
+        let call = if m.is_scoped(checked) {
+            // Rare (past the bound limit) and scoped: a list of its own.
+            let attributes = field_attributes(checked, m, p, quote!(&__attrs));
+            quote!(set.#handle.#method(__v, &#attributes))
+        } else if m.decl.attrs.is_empty() {
             quote!(set.#handle.#method(__v, &__attrs))
         } else {
             let statics = static_attrs_ident(&m.field.ident);
@@ -128,13 +151,6 @@ fn unbound(checked: &Checked, p: &TokenStream) -> TokenStream {
     }
 }
 
-fn method(kind: Kind) -> TokenStream {
-    match kind {
-        Kind::Counter | Kind::UpDownCounter => quote!(add),
-        Kind::Gauge | Kind::Histogram => quote!(record),
-    }
-}
-
 /// `if let Some(raw) = self.field`, checked, then `call` with `__v`, or the
 /// drop counted and warned about.
 fn checked_record(
@@ -143,11 +159,11 @@ fn checked_record(
     p: &TokenStream,
     call: TokenStream,
 ) -> TokenStream {
-    let instrument = &checked.instruments[m.instrument];
+    let instrument = checked.instrument_of(m);
     let field = &m.field.ident;
     let field_name = field.to_string();
     let name = &instrument.name;
-    let monotonic = instrument.kind == Kind::Counter;
+    let monotonic = instrument.kind.is_monotonic();
     quote! {
         if let #p::Some(__raw) = self.#field {
             match #p::checked(__raw, #monotonic) {

@@ -3,8 +3,8 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use crate::model;
-use crate::validate::Checked;
+use crate::checked::Checked;
+use crate::model::Role;
 
 /// `impl Struct { fn field(mut self, value) -> Self }` for every field.
 pub(super) fn setters(checked: &Checked, p: &TokenStream) -> TokenStream {
@@ -17,8 +17,8 @@ pub(super) fn setters(checked: &Checked, p: &TokenStream) -> TokenStream {
         let what = field.doc.clone().unwrap_or_default();
         let doc = format!("Sets [`{name}`](Self::{name}). {what}");
         let (param, value) = match field.role {
-            model::Role::Measure(_) => (quote!(value: #ty), quote!(value)),
-            model::Role::Attribute(_) => (
+            Role::Instrument(_) => (quote!(value: #ty), quote!(value)),
+            Role::Attribute(_) => (
                 quote!(value: impl ::core::convert::Into<#ty>),
                 quote!(::core::convert::Into::into(value)),
             ),

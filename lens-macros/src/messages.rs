@@ -1,4 +1,5 @@
-//! "Did you mean" suggestions for misspelled keys.
+//! Text shared by error messages: "did you mean" suggestions for misspelled
+//! keys, and types written as a person would write them.
 
 /// The candidate closest to `typo`, if it is close enough to be a likely typo.
 pub fn closest<'a>(typo: &str, candidates: &[&'a str]) -> Option<&'a str> {
@@ -41,6 +42,18 @@ pub fn unknown(what: &str, typo: &str, candidates: &[&str]) -> String {
         }
         None => format!("unknown {what} `{typo}` (expected one of {expected})"),
     }
+}
+
+/// A type as a person would write it, for messages.
+pub fn display_type(ty: &syn::Type) -> String {
+    quote::ToTokens::to_token_stream(ty)
+        .to_string()
+        .replace(" :: ", "::")
+        .replace(":: ", "::")
+        .replace(" <", "<")
+        .replace("< ", "<")
+        .replace(" >", ">")
+        .replace(" ,", ",")
 }
 
 #[cfg(test)]

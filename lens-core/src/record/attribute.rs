@@ -9,6 +9,29 @@ use super::bound::KeyPart;
 
 /// A type an `#[attribute]` field may hold. Empty strings count as absent,
 /// as `if model:` does in Python nemo-lens.
+///
+/// Implement it for your own types, typically an enum of the values an
+/// attribute may take, so that a misspelled value does not compile and the
+/// series count stays bounded:
+///
+/// ```
+/// use nemo_lens::{AttributeValue, KeyPart};
+/// use nemo_lens::opentelemetry::Value;
+///
+/// #[derive(Clone, Copy)]
+/// enum Outcome { Success, Failure }
+///
+/// impl Outcome {
+///     fn as_str(self) -> &'static str {
+///         match self { Outcome::Success => "success", Outcome::Failure => "failure" }
+///     }
+/// }
+///
+/// impl AttributeValue for Outcome {
+///     fn key_part(&self) -> Option<KeyPart<'_>> { Some(KeyPart::Str(self.as_str())) }
+///     fn to_value(&self) -> Option<Value> { Some(Value::from(self.as_str())) }
+/// }
+/// ```
 pub trait AttributeValue {
     /// The value borrowed, for look-ups; `None` to omit (or default) it.
     fn key_part(&self) -> Option<KeyPart<'_>>;
@@ -58,4 +81,14 @@ macro_rules! scalar {
     )*};
 }
 
-scalar!(bool => Bool as bool, i64 => I64 as i64, i32 => I64 as i64, f64 => F64 as f64);
+scalar!(
+    bool => Bool as bool,
+    i64 => I64 as i64,
+    i32 => I64 as i64,
+    i16 => I64 as i64,
+    i8 => I64 as i64,
+    u32 => I64 as i64,
+    u16 => I64 as i64,
+    u8 => I64 as i64,
+    f64 => F64 as f64
+);

@@ -22,9 +22,13 @@ pub const BOUND_LIMIT: usize = 1024;
 /// A borrowed attribute value, compared and hashed without cloning it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum KeyPart<'a> {
+    /// A string value.
     Str(&'a str),
+    /// A boolean value.
     Bool(bool),
+    /// An integer value.
     I64(i64),
+    /// A floating-point value.
     F64(f64),
 }
 
@@ -211,12 +215,20 @@ impl<B> BoundMap<B> {
     }
 }
 
-/// `first` followed by `then`: the attributes a lazily bound field binds with.
-pub fn concat(first: &[KeyValue], then: &[KeyValue]) -> Vec<KeyValue> {
-    let mut all = Vec::with_capacity(first.len() + then.len());
-    all.extend_from_slice(first);
-    all.extend_from_slice(then);
-    all
+/// The attributes a field binds with: those of `all` whose key `only` keeps
+/// (every one when `None`: the field is not scoped), then its static `pairs`.
+pub fn field_attributes(
+    all: &[KeyValue],
+    only: Option<&[&'static str]>,
+    pairs: &[KeyValue],
+) -> Vec<KeyValue> {
+    let kept = all
+        .iter()
+        .filter(|kv| only.is_none_or(|keys| keys.contains(&kv.key.as_str())));
+    let mut attributes = Vec::with_capacity(all.len() + pairs.len());
+    attributes.extend(kept.cloned());
+    attributes.extend_from_slice(pairs);
+    attributes
 }
 
 #[cfg(test)]

@@ -1,15 +1,12 @@
-//! Items used by code that `#[derive(Instruments)]` generates. Not public API:
-//! anything here may change in any release.
+//! The names generated code uses, and nothing else: a re-export shim over
+//! [`record`](crate::record) and the SDK, so that a derive expands to
+//! `::nemo_lens::__private::..` paths that survive any shadowing in the
+//! user's crate. Not public API: anything here may change in any release.
 
-mod attribute;
-mod bound;
-mod value;
-mod warn;
-
-pub use attribute::AttributeValue;
-pub use bound::{concat, BoundMap, KeyPart, BOUND_LIMIT};
-pub use value::{checked, Measure, Reject};
-pub use warn::DropWarnings;
+pub use crate::record::{
+    checked, field_attributes, AttributeValue, BoundMap, DropWarnings, KeyPart, Measure, Reject,
+    BOUND_LIMIT,
+};
 
 pub use opentelemetry::metrics::{
     BoundCounter, BoundGauge, BoundHistogram, BoundUpDownCounter, Counter, Gauge, Histogram,

@@ -1,0 +1,16 @@
+//! What runs on every `record` call: value checks ([`value`]), attribute
+//! values borrowed for look-ups ([`attribute`]), bound handles per attribute
+//! combination ([`bound`]) and the counting of dropped values ([`warn`]).
+//!
+//! Generated code reaches these through `__private`; [`AttributeValue`] and
+//! [`KeyPart`] are public, for `#[attribute]` fields of your own types.
+
+mod attribute;
+mod bound;
+mod value;
+mod warn;
+
+pub use attribute::AttributeValue;
+pub use bound::{field_attributes, BoundMap, KeyPart, BOUND_LIMIT};
+pub use value::{checked, Measure, Reject};
+pub use warn::DropWarnings;

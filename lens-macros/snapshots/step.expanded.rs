@@ -1,0 +1,172 @@
+///The instruments of [`Step`], built once per meter.
+struct StepSet {
+    __i0: ::nemo_lens::__private::Gauge<::core::primitive::f64>,
+    __i1: ::nemo_lens::__private::Counter<::core::primitive::u64>,
+    __attrs_tokens: [::nemo_lens::__private::KeyValue; 1usize],
+    __bound: __StepBound,
+    __warnings: ::nemo_lens::__private::DropWarnings,
+}
+/// Bound handles of one combination of attribute values, each bound
+/// on its field's first measurement.
+#[doc(hidden)]
+struct __StepBound {
+    __attrs: ::nemo_lens::__private::Box<[::nemo_lens::__private::KeyValue]>,
+    loss: ::nemo_lens::__private::OnceLock<
+        ::nemo_lens::__private::BoundGauge<::core::primitive::f64>,
+    >,
+    tokens: ::nemo_lens::__private::OnceLock<
+        ::nemo_lens::__private::BoundCounter<::core::primitive::u64>,
+    >,
+}
+impl StepSet {
+    /// How many measurements were dropped (non-finite values, negative
+    /// counter increments) since this set was built.
+    fn dropped_measurements(&self) -> ::core::primitive::u64 {
+        self.__warnings.dropped()
+    }
+}
+const _: () = {
+    impl __StepBound {
+        fn new(
+            __attrs: ::nemo_lens::__private::Box<[::nemo_lens::__private::KeyValue]>,
+        ) -> Self {
+            __StepBound {
+                __attrs,
+                loss: ::nemo_lens::__private::OnceLock::new(),
+                tokens: ::nemo_lens::__private::OnceLock::new(),
+            }
+        }
+    }
+    impl ::core::fmt::Debug for StepSet {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.debug_struct("StepSet")
+                .field("dropped", &self.__warnings.dropped())
+                .finish_non_exhaustive()
+        }
+    }
+};
+const _: () = {
+    #[automatically_derived]
+    impl ::nemo_lens::__private::Instruments for Step {
+        type Set = StepSet;
+        const DESCRIPTORS: &'static [::nemo_lens::__private::Descriptor] = &[
+            ::nemo_lens::__private::Descriptor {
+                field: "loss",
+                name: "app.loss",
+                kind: ::nemo_lens::__private::InstrumentKind::Gauge,
+                value_type: ::nemo_lens::__private::ValueType::F64,
+                unit: "",
+                description: "Training loss.",
+                buckets: ::nemo_lens::__private::None,
+                attribute_keys: &[],
+                static_attributes: &[],
+            },
+            ::nemo_lens::__private::Descriptor {
+                field: "tokens",
+                name: "app.tokens",
+                kind: ::nemo_lens::__private::InstrumentKind::Counter,
+                value_type: ::nemo_lens::__private::ValueType::U64,
+                unit: "{token}",
+                description: "Tokens seen.",
+                buckets: ::nemo_lens::__private::None,
+                attribute_keys: &["phase"],
+                static_attributes: &[("phase", "train")],
+            },
+        ];
+        fn build_set(meter: &::nemo_lens::__private::otel::metrics::Meter) -> StepSet {
+            let __i0 = meter
+                .f64_gauge("app.loss")
+                .with_description("Training loss.")
+                .build();
+            let __i1 = meter
+                .u64_counter("app.tokens")
+                .with_description("Tokens seen.")
+                .with_unit("{token}")
+                .build();
+            StepSet {
+                __attrs_tokens: [
+                    ::nemo_lens::__private::KeyValue::new("phase", "train"),
+                ],
+                __bound: {
+                    let __bound = __StepBound::new(::nemo_lens::__private::Box::new([]));
+                    let _ = __bound.loss.set(__i0.bind(&[]));
+                    __bound
+                },
+                __i0,
+                __i1,
+                __warnings: ::nemo_lens::__private::DropWarnings::new(),
+            }
+        }
+        #[inline]
+        fn slot() -> &'static ::nemo_lens::__private::SetSlot {
+            static SLOT: ::nemo_lens::__private::SetSlot = ::nemo_lens::__private::SetSlot::new();
+            &SLOT
+        }
+        #[inline]
+        fn record_with(&self, set: &StepSet) {
+            let __b = &set.__bound;
+            if let ::nemo_lens::__private::Some(__raw) = self.loss {
+                match ::nemo_lens::__private::checked(__raw, false) {
+                    ::nemo_lens::__private::Ok(__v) => {
+                        __b.loss
+                            .get_or_init(|| {
+                                set
+                                    .__i0
+                                    .bind(
+                                        &::nemo_lens::__private::field_attributes(
+                                            &__b.__attrs,
+                                            ::nemo_lens::__private::None,
+                                            &[],
+                                        ),
+                                    )
+                            })
+                            .record(__v)
+                    }
+                    ::nemo_lens::__private::Err(__why) => {
+                        set.__warnings.dropped_value("loss", "app.loss", &__raw, __why)
+                    }
+                }
+            }
+            if let ::nemo_lens::__private::Some(__raw) = self.tokens {
+                match ::nemo_lens::__private::checked(__raw, true) {
+                    ::nemo_lens::__private::Ok(__v) => {
+                        __b.tokens
+                            .get_or_init(|| {
+                                set
+                                    .__i1
+                                    .bind(
+                                        &::nemo_lens::__private::field_attributes(
+                                            &__b.__attrs,
+                                            ::nemo_lens::__private::None,
+                                            &set.__attrs_tokens,
+                                        ),
+                                    )
+                            })
+                            .add(__v)
+                    }
+                    ::nemo_lens::__private::Err(__why) => {
+                        set.__warnings
+                            .dropped_value("tokens", "app.tokens", &__raw, __why)
+                    }
+                }
+            }
+        }
+    }
+    #[automatically_derived]
+    impl Step {
+        ///Sets [`loss`](Self::loss). Training loss.
+        #[must_use]
+        #[inline]
+        fn loss(mut self, value: f64) -> Self {
+            self.loss = ::nemo_lens::__private::Some(value);
+            self
+        }
+        ///Sets [`tokens`](Self::tokens). Tokens seen.
+        #[must_use]
+        #[inline]
+        fn tokens(mut self, value: u64) -> Self {
+            self.tokens = ::nemo_lens::__private::Some(value);
+            self
+        }
+    }
+};

@@ -1,0 +1,89 @@
+//! The declaration after [`validate`](crate::validate): distinct instruments
+//! with every property resolved (names from the prefix, descriptions from doc
+//! comments, what a sharing field takes from the first), each measured field
+//! pointing at its instrument and at the attributes it carries. This is all
+//! [`expand`](crate::expand) reads.
+
+use syn::Ident;
+
+use crate::kind::{FieldType, InstrumentKind, ValueType};
+use crate::model::{AttributeDecl, Container, Field, InstrumentDecl};
+
+/// A declaration that passed every rule, ready to expand.
+pub struct Checked<'a> {
+    pub container: &'a Container,
+    /// Distinct instruments, in order of first declaration.
+    pub instruments: Vec<Instrument<'a>>,
+    /// Measured fields, in declaration order.
+    pub measures: Vec<Measured<'a>>,
+    /// `#[attribute]` fields, in declaration order.
+    pub attributes: Vec<Attached<'a>>,
+}
+
+/// One OpenTelemetry instrument, shared by every field that names it.
+pub struct Instrument<'a> {
+    pub name: String,
+    pub kind: InstrumentKind,
+    pub value: ValueType,
+    pub unit: String,
+    pub description: String,
+    pub buckets: Option<Vec<f64>>,
+    /// The field that declared it first, for messages.
+    pub declared_by: &'a Ident,
+}
+
+/// A field recorded into [`Checked::instruments`]`[instrument]`.
+pub struct Measured<'a> {
+    pub field: &'a Field,
+    pub decl: &'a InstrumentDecl,
+    pub field_type: FieldType,
+    pub instrument: usize,
+    /// Indices into [`Checked::attributes`] of the attributes this field's
+    /// measurements carry, in declaration order.
+    pub attributes: Vec<usize>,
+}
+
+impl Measured<'_> {
+    /// The `attr("key" = "value")` pairs of the field.
+    pub fn static_attrs(&self) -> impl Iterator<Item = (String, String)> + '_ {
+        self.decl
+            .attrs
+            .iter()
+            .map(|a| (a.key.value(), a.value.value()))
+    }
+
+    /// Whether some `#[attribute]` of the struct is not attached to this
+    /// field (an `only(..)` that leaves it out).
+    pub fn is_scoped(&self, checked: &Checked) -> bool {
+        self.attributes.len() != checked.attributes.len()
+    }
+}
+
+/// An `#[attribute]` field.
+pub struct Attached<'a> {
+    pub field: &'a Field,
+    pub decl: &'a AttributeDecl,
+}
+
+impl Attached<'_> {
+    pub fn key(&self) -> String {
+        self.decl.key.value()
+    }
+}
+
+impl Checked<'_> {
+    /// The instrument `m` records into.
+    pub fn instrument_of(&self, m: &Measured) -> &Instrument<'_> {
+        &self.instruments[m.instrument]
+    }
+
+    /// Keys of every attribute a measurement of `m` may carry: the struct's
+    /// attributes that apply to it, then its static attributes.
+    pub fn attribute_keys(&self, m: &Measured) -> Vec<String> {
+        m.attributes
+            .iter()
+            .map(|&a| self.attributes[a].key())
+            .chain(m.static_attrs().map(|(k, _)| k))
+            .collect()
+    }
+}

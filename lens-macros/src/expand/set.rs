@@ -1,0 +1,171 @@
+//! The set (`XSet`: instruments, static attributes, bound handles) and the
+//! body of `build_set`.
+
+use proc_macro2::{Literal, TokenStream};
+use quote::quote;
+
+use super::{instrument_ident, static_attrs_ident, Names};
+use crate::checked::{Checked, Instrument};
+
+/// `struct XSet`, the hidden `struct __XBound` and their impls.
+pub(super) fn set_items(checked: &Checked, names: &Names) -> TokenStream {
+    let Names { p, set, bound } = names;
+    let container = checked.container;
+    let vis = &container.vis;
+    let set_doc = format!(
+        "The instruments of [`{}`], built once per meter.",
+        container.ident
+    );
+    let set_name = set.to_string();
+
+    let instrument_fields = checked
+        .instruments
+        .iter()
+        .enumerate()
+        .map(|(i, instrument)| {
+            let field = instrument_ident(i);
+            let ty = instrument.kind.instrument_type(instrument.value, p, false);
+            quote!(#field: #ty,)
+        });
+    let static_fields = checked
+        .measures
+        .iter()
+        .filter(|m| !m.decl.attrs.is_empty())
+        .map(|m| {
+            let field = static_attrs_ident(&m.field.ident);
+            let len = m.decl.attrs.len();
+            quote!(#field: [#p::KeyValue; #len],)
+        });
+    let bound_fields = checked.measures.iter().map(|m| {
+        let field = &m.field.ident;
+        let instrument = checked.instrument_of(m);
+        let ty = instrument.kind.instrument_type(instrument.value, p, true);
+        quote!(#field: #p::OnceLock<#ty>,)
+    });
+    let bound_inits = checked.measures.iter().map(|m| {
+        let field = &m.field.ident;
+        quote!(#field: #p::OnceLock::new(),)
+    });
+    let bound_holder = if checked.attributes.is_empty() {
+        quote!(#bound)
+    } else {
+        quote!(#p::BoundMap<#bound>)
+    };
+
+    quote! {
+        #[doc = #set_doc]
+        #vis struct #set {
+            #(#instrument_fields)*
+            #(#static_fields)*
+            __bound: #bound_holder,
+            __warnings: #p::DropWarnings,
+        }
+
+        /// Bound handles of one combination of attribute values, each bound
+        /// on its field's first measurement.
+        #[doc(hidden)]
+        struct #bound {
+            __attrs: #p::Box<[#p::KeyValue]>,
+            #(#bound_fields)*
+        }
+
+        impl #set {
+            /// How many measurements were dropped (non-finite values, negative
+            /// counter increments) since this set was built.
+            #vis fn dropped_measurements(&self) -> ::core::primitive::u64 {
+                self.__warnings.dropped()
+            }
+        }
+
+        const _: () = {
+            impl #bound {
+                fn new(__attrs: #p::Box<[#p::KeyValue]>) -> Self {
+                    #bound { __attrs, #(#bound_inits)* }
+                }
+            }
+
+            impl ::core::fmt::Debug for #set {
+                fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                    f.debug_struct(#set_name)
+                        .field("dropped", &self.__warnings.dropped())
+                        .finish_non_exhaustive()
+                }
+            }
+        };
+    }
+}
+
+/// The body of `build_set`: every instrument, the static attributes, and the
+/// bound handles that can be bound right away.
+pub(super) fn build_set(checked: &Checked, names: &Names) -> TokenStream {
+    let Names { p, set, bound } = names;
+    let instruments = checked
+        .instruments
+        .iter()
+        .enumerate()
+        .map(|(i, instrument)| {
+            let field = instrument_ident(i);
+            let builder = build_instrument(instrument, p);
+            quote!(let #field = #builder;)
+        });
+    let instrument_names = (0..checked.instruments.len()).map(instrument_ident);
+    let statics = checked
+        .measures
+        .iter()
+        .filter(|m| !m.decl.attrs.is_empty())
+        .map(|m| {
+            let field = static_attrs_ident(&m.field.ident);
+            let pairs = m
+                .static_attrs()
+                .map(|(k, v)| quote!(#p::KeyValue::new(#k, #v)));
+            quote!(#field: [#(#pairs),*],)
+        });
+    let bound_value = if checked.attributes.is_empty() {
+        // A field without any attribute binds the SDK's attribute-less series,
+        // which exports nothing until recorded, so it can be bound now. Keyed
+        // series are bound on first record: the SDK exports a bound series
+        // even when it was never recorded.
+        let eager = checked
+            .measures
+            .iter()
+            .filter(|m| m.decl.attrs.is_empty())
+            .map(|m| {
+                let field = &m.field.ident;
+                let handle = instrument_ident(m.instrument);
+                quote!(let _ = __bound.#field.set(#handle.bind(&[]));)
+            });
+        quote! {{
+            let __bound = #bound::new(#p::Box::new([]));
+            #(#eager)*
+            __bound
+        }}
+    } else {
+        quote!(#p::BoundMap::new())
+    };
+    quote! {
+        #(#instruments)*
+        #set {
+            #(#statics)*
+            __bound: #bound_value,
+            #(#instrument_names,)*
+            __warnings: #p::DropWarnings::new(),
+        }
+    }
+}
+
+fn build_instrument(instrument: &Instrument, p: &TokenStream) -> TokenStream {
+    let method = instrument.kind.builder_method(instrument.value);
+    let name = &instrument.name;
+    let description = &instrument.description;
+    let unit = (!instrument.unit.is_empty()).then(|| {
+        let unit = &instrument.unit;
+        quote!(.with_unit(#unit))
+    });
+    let buckets = instrument.buckets.as_ref().map(|b| {
+        let bounds = b.iter().map(|v| Literal::f64_suffixed(*v));
+        quote!(.with_boundaries(#p::Vec::from([#(#bounds),*])))
+    });
+    quote! {
+        meter.#method(#name).with_description(#description)#unit #buckets.build()
+    }
+}
