@@ -47,7 +47,10 @@ pub use lens_macros::Instruments;
 /// The built-in instrument sets, matching Python nemo-lens.
 pub mod instruments {
     pub use lens_instruments::{gym, rl};
-    pub use lens_instruments::{record_inference_metrics, InferenceMetrics, InferenceMetricsSet};
+    pub use lens_instruments::{
+        record_inference_metrics, InferenceMetrics, InferenceMetricsSet, InferenceRequest,
+        ModelCall, ModelCallMetrics, ModelCallMetricsSet, DROPPED_ERROR_TYPE,
+    };
 }
 
 /// The `opentelemetry` crate this crate was built with.

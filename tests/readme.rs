@@ -3,7 +3,7 @@
 
 use nemo_lens::instruments::gym::GymMetrics;
 use nemo_lens::instruments::rl::RlMetrics;
-use nemo_lens::instruments::InferenceMetrics;
+use nemo_lens::instruments::{InferenceMetrics, ModelCallMetrics};
 use nemo_lens::Instruments;
 
 #[test]
@@ -21,6 +21,7 @@ fn readme_table_lists_every_built_in_measurement() {
         .collect();
     let descriptors = [
         InferenceMetrics::DESCRIPTORS,
+        ModelCallMetrics::DESCRIPTORS,
         RlMetrics::DESCRIPTORS,
         GymMetrics::DESCRIPTORS,
     ]

@@ -401,3 +401,62 @@ fn exporters_compiled_out_are_named_in_the_error() {
         .unwrap_err();
     assert!(err.to_string().contains("`otlp` cargo feature"), "{err}");
 }
+
+#[test]
+fn histogram_boundaries_override_a_built_in_set_at_setup() {
+    use nemo_lens::instruments::InferenceRequest;
+
+    let _serial = serial();
+    let exporter = InMemoryMetricExporter::default();
+    let long = [1.0, 10.0, 100.0, 2560.0];
+    let handle = options(&[])
+        .histogram_boundaries("gen_ai.server.time_to_first_token", long)
+        .push_exporter(exporter.clone())
+        .setup(&config(&[]), 0, 1)
+        .unwrap();
+    let t0 = Instant::now();
+    let mut req = InferenceRequest::start_at(&handle.meter, t0).output_tokens(2);
+    req.first_token_at(t0 + Duration::from_secs(300));
+    req.finish_at(t0 + Duration::from_secs(301));
+    handle.shutdown().unwrap();
+
+    let exported = exporter.get_finished_metrics().unwrap();
+    let bounds_of = |name: &str| -> Vec<f64> {
+        let metric = exported
+            .iter()
+            .flat_map(|rm| rm.scope_metrics())
+            .flat_map(|sm| sm.metrics())
+            .find(|m| m.name() == name)
+            .unwrap_or_else(|| panic!("{name} was exported"));
+        match metric.data() {
+            AggregatedMetrics::F64(MetricData::Histogram(h)) => {
+                let point = h.data_points().next().unwrap();
+                point.bounds().collect()
+            }
+            _ => panic!("{name} is an f64 histogram"),
+        }
+    };
+    assert_eq!(bounds_of("gen_ai.server.time_to_first_token"), long);
+    // Other histograms keep their declared boundaries.
+    assert_eq!(
+        bounds_of("gen_ai.server.time_per_output_token").len(),
+        13,
+        "the advised TPOT buckets"
+    );
+}
+
+#[test]
+fn invalid_histogram_boundaries_are_an_error_naming_the_instrument() {
+    let _serial = serial();
+    let error = options(&[])
+        .histogram_boundaries("gen_ai.server.time_to_first_token", [1.0, 0.5])
+        .push_exporter(InMemoryMetricExporter::default())
+        .setup(&config(&[]), 0, 1)
+        .unwrap_err();
+    assert!(matches!(error, SetupError::InvalidBoundaries { .. }));
+    assert_eq!(
+        error.to_string(),
+        "invalid bucket boundaries for histogram `gen_ai.server.time_to_first_token`: \
+         bounds must be strictly increasing, but 0.5 follows 1"
+    );
+}

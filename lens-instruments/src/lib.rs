@@ -1,14 +1,24 @@
-//! The built-in nemo-lens instrument sets: inference (OpenTelemetry GenAI
-//! conventions), RL (`rl.*`) and gym (`gym.*`).
+//! The built-in nemo-lens instrument sets: the GenAI server and client sets
+//! with guards that time a request or a call, RL (`rl.*`) and gym (`gym.*`).
 //!
-//! Names, units, descriptions and attributes match Python nemo-lens 0.2.0
-//! exactly, so a Rust service and a Python trainer feed the same dashboards.
-//! Use them through `nemo_lens::instruments`.
+//! Names, units, descriptions and attributes of the sets Python nemo-lens
+//! 0.2.0 has match it exactly, so a Rust service and a Python trainer feed the
+//! same dashboards. Use them through `nemo_lens::instruments`.
 
 #![warn(missing_docs)]
 
+mod genai;
+mod guard;
 pub mod gym;
-mod inference;
+mod model_call;
+mod request;
 pub mod rl;
+mod timing;
 
-pub use inference::{record_inference_metrics, InferenceMetrics, InferenceMetricsSet};
+pub use genai::{
+    record_inference_metrics, InferenceMetrics, InferenceMetricsSet, ModelCallMetrics,
+    ModelCallMetricsSet,
+};
+pub use guard::DROPPED_ERROR_TYPE;
+pub use model_call::ModelCall;
+pub use request::InferenceRequest;

@@ -45,6 +45,7 @@
 //! The resource attributes and their sources are listed in the [`resource`]
 //! module.
 
+mod buckets;
 mod config;
 mod env;
 mod handle;

@@ -12,6 +12,7 @@ use opentelemetry_sdk::metrics::reader::MetricReader;
 use opentelemetry_sdk::metrics::PeriodicReader;
 use opentelemetry_sdk::metrics::{MeterProviderBuilder, SdkMeterProvider};
 
+use super::buckets::BucketOverride;
 use super::config::{ExporterKind, NemoLensConfig};
 use super::env::{parse_number, ConfigError, EnvLookup};
 use super::handle::{Active, Stopper, TelemetryHandle};
@@ -60,6 +61,14 @@ pub enum SetupError {
     /// The exporter could not be built.
     #[error("{0}")]
     Exporter(String),
+    /// Boundaries given to [`SetupOptions::histogram_boundaries`] are unusable.
+    #[error("invalid bucket boundaries for histogram `{instrument}`: {reason}")]
+    InvalidBoundaries {
+        /// The instrument whose boundaries were given.
+        instrument: String,
+        /// What is wrong with them.
+        reason: String,
+    },
 }
 
 /// Adds a caller-supplied reader; gets the configured export interval.
@@ -85,6 +94,7 @@ pub struct SetupOptions {
     shutdown_timeout: Duration,
     probe_gpus: bool,
     set_global: bool,
+    buckets: Vec<BucketOverride>,
 }
 
 impl Default for SetupOptions {
@@ -119,7 +129,35 @@ impl SetupOptions {
             shutdown_timeout: Duration::from_secs(5),
             probe_gpus: true,
             set_global: true,
+            buckets: Vec::new(),
         }
+    }
+
+    /// Replaces the bucket boundaries of the histogram `instrument` (for
+    /// example `gen_ai.server.time_to_first_token`, whose advised buckets
+    /// stop at 10 s while a long-context server's first token can take
+    /// minutes). Applies to built-in and custom sets alike, through an SDK
+    /// view; boundaries must be finite and strictly increasing, checked by
+    /// [`setup`](Self::setup).
+    ///
+    /// ```
+    /// use nemo_lens::SetupOptions;
+    ///
+    /// let options = SetupOptions::new().histogram_boundaries(
+    ///     "gen_ai.server.time_to_first_token",
+    ///     [0.01, 0.1, 1.0, 10.0, 60.0, 300.0, 1200.0, 2560.0],
+    /// );
+    /// ```
+    pub fn histogram_boundaries(
+        mut self,
+        instrument: impl Into<String>,
+        boundaries: impl IntoIterator<Item = f64>,
+    ) -> Self {
+        self.buckets.push(BucketOverride {
+            instrument: instrument.into(),
+            boundaries: boundaries.into_iter().collect(),
+        });
+        self
     }
 
     /// Where `LOCAL_RANK`, `SLURM_*`, `K8S_*`, `CUDA_VISIBLE_DEVICES` and
@@ -235,6 +273,9 @@ fn setup(
     if world_size == 0 || rank >= world_size {
         return Err(SetupError::InvalidRank { rank, world_size });
     }
+    for buckets in &options.buckets {
+        buckets.validate()?;
+    }
     if !config.metrics_active() {
         return Ok(TelemetryHandle::noop());
     }
@@ -269,6 +310,9 @@ fn setup(
         probe_gpus: options.probe_gpus,
     });
     let mut builder = SdkMeterProvider::builder().with_resource(resource);
+    for buckets in options.buckets {
+        builder = builder.with_view(buckets.view());
+    }
     let mut stoppers: Vec<Stopper> = Vec::new();
     let mut prometheus_addr = None;
     match options.install {

@@ -1,0 +1,207 @@
+//! Every OpenTelemetry GenAI name this crate records, in one file: the server
+//! set ([`InferenceMetrics`], which Python nemo-lens records) and the client
+//! set ([`ModelCallMetrics`]). The GenAI conventions are still in development
+//! and have renamed metrics before; a rename is a change here and nowhere
+//! else (the request guards record through these sets).
+//!
+//! Buckets are the ones the conventions advise; override them at setup with
+//! [`SetupOptions::histogram_boundaries`](lens_core::SetupOptions::histogram_boundaries) when your
+//! requests outlast them.
+
+use lens_core::{Instruments, Meter};
+use lens_macros::Instruments;
+use opentelemetry::StringValue;
+
+/// One inference request as a server sees it: `record_inference_metrics` of
+/// Python nemo-lens, plus the rest of the GenAI server vocabulary.
+///
+/// Every measurement carries `gen_ai.operation.name` (default
+/// `text_completion`), `gen_ai.provider.name` (default `nemo`) and, when set
+/// and not empty, `gen_ai.request.model`, `gen_ai.response.model`,
+/// `server.address` and `server.port`. `error.type` is attached to the request
+/// duration only, as the conventions place it. With the fields Python
+/// nemo-lens knows, the exported data is exactly Python's.
+///
+/// To time a request rather than fill the fields by hand, use
+/// [`InferenceRequest`](crate::InferenceRequest).
+///
+/// ```
+/// use nemo_lens::instruments::InferenceMetrics;
+/// use nemo_lens::{Instruments, Meter};
+///
+/// let meter = Meter::noop();
+/// InferenceMetrics::default()
+///     .request_duration_s(0.42)
+///     .model("llama-3-8b")
+///     .input_tokens(128)
+///     .output_tokens(256)
+///     .record(&meter);
+/// ```
+#[derive(Instruments, Default, Debug, Clone)]
+#[instruments(crate = "lens_core")]
+pub struct InferenceMetrics {
+    /// GenAI server request duration.
+    #[histogram(
+        "gen_ai.server.request.duration",
+        unit = "s",
+        buckets = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92]
+    )]
+    pub request_duration_s: Option<f64>,
+
+    /// Number of input and output tokens used.
+    #[histogram(
+        "gen_ai.client.token.usage",
+        unit = "{token}",
+        buckets = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864],
+        attr("gen_ai.token.type" = "input")
+    )]
+    pub input_tokens: Option<u64>,
+
+    /// Output tokens of the request, recorded into the same instrument as
+    /// the input tokens with `gen_ai.token.type = output`.
+    #[histogram("gen_ai.client.token.usage", attr("gen_ai.token.type" = "output"))]
+    pub output_tokens: Option<u64>,
+
+    /// Time to generate first token for successful responses.
+    #[histogram(
+        "gen_ai.server.time_to_first_token",
+        unit = "s",
+        buckets = [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0]
+    )]
+    pub time_to_first_token_s: Option<f64>,
+
+    /// Time per output token generated after the first token for successful responses.
+    #[histogram(
+        "gen_ai.server.time_per_output_token",
+        unit = "s",
+        buckets = [0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5]
+    )]
+    pub time_per_output_token_s: Option<f64>,
+
+    /// The requested model, attached as `gen_ai.request.model`.
+    #[attribute("gen_ai.request.model")]
+    pub model: Option<StringValue>,
+
+    /// The operation, attached as `gen_ai.operation.name`.
+    #[attribute("gen_ai.operation.name", default = "text_completion")]
+    pub operation_name: Option<StringValue>,
+
+    /// The serving provider, attached as `gen_ai.provider.name`.
+    #[attribute("gen_ai.provider.name", default = "nemo")]
+    pub provider_name: Option<StringValue>,
+
+    /// The model that answered, attached as `gen_ai.response.model`.
+    #[attribute("gen_ai.response.model")]
+    pub response_model: Option<StringValue>,
+
+    /// The server's address, attached as `server.address`.
+    #[attribute("server.address")]
+    pub server_address: Option<StringValue>,
+
+    /// The server's port, attached as the integer `server.port`.
+    #[attribute("server.port")]
+    pub server_port: Option<u16>,
+
+    /// Why the request failed (`timeout`, `cancelled`, an HTTP status, ...),
+    /// attached as `error.type` to the request duration only.
+    #[attribute("error.type", only(request_duration_s))]
+    pub error_type: Option<StringValue>,
+}
+
+/// Records `metrics` on `meter`: the Python `record_inference_metrics`.
+#[inline]
+pub fn record_inference_metrics(meter: &Meter, metrics: &InferenceMetrics) {
+    metrics.record(meter);
+}
+
+/// One call to a model as the calling service sees it (a gym server calling
+/// a policy, an agent calling an LLM): the GenAI client metrics.
+///
+/// Every measurement carries `gen_ai.operation.name` (default `chat`),
+/// `gen_ai.provider.name` (default `nemo`) and, when set, the request and
+/// response models, `server.address` and `server.port`; `error.type` goes on
+/// the operation duration only. To time a call rather than fill the fields
+/// by hand, use [`ModelCall`](crate::ModelCall).
+///
+/// ```
+/// use nemo_lens::instruments::ModelCallMetrics;
+/// use nemo_lens::{Instruments, Meter};
+///
+/// let meter = Meter::noop();
+/// ModelCallMetrics::default()
+///     .operation_duration_s(1.3)
+///     .model("policy")
+///     .input_tokens(900)
+///     .output_tokens(120)
+///     .record(&meter);
+/// ```
+#[derive(Instruments, Default, Debug, Clone)]
+#[instruments(crate = "lens_core")]
+pub struct ModelCallMetrics {
+    /// GenAI operation duration.
+    #[histogram(
+        "gen_ai.client.operation.duration",
+        unit = "s",
+        buckets = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92]
+    )]
+    pub operation_duration_s: Option<f64>,
+
+    /// Time to receive the first chunk (streaming only).
+    #[histogram(
+        "gen_ai.client.operation.time_to_first_chunk",
+        unit = "s",
+        buckets = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92]
+    )]
+    pub time_to_first_chunk_s: Option<f64>,
+
+    /// Time per output chunk after the first (streaming only).
+    #[histogram(
+        "gen_ai.client.operation.time_per_output_chunk",
+        unit = "s",
+        buckets = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92]
+    )]
+    pub time_per_output_chunk_s: Option<f64>,
+
+    /// Number of input and output tokens used.
+    #[histogram(
+        "gen_ai.client.token.usage",
+        unit = "{token}",
+        buckets = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864],
+        attr("gen_ai.token.type" = "input")
+    )]
+    pub input_tokens: Option<u64>,
+
+    /// Output tokens of the call, recorded into the same instrument as the
+    /// input tokens with `gen_ai.token.type = output`.
+    #[histogram("gen_ai.client.token.usage", attr("gen_ai.token.type" = "output"))]
+    pub output_tokens: Option<u64>,
+
+    /// The requested model, attached as `gen_ai.request.model`.
+    #[attribute("gen_ai.request.model")]
+    pub model: Option<StringValue>,
+
+    /// The operation, attached as `gen_ai.operation.name`.
+    #[attribute("gen_ai.operation.name", default = "chat")]
+    pub operation_name: Option<StringValue>,
+
+    /// The model provider, attached as `gen_ai.provider.name`.
+    #[attribute("gen_ai.provider.name", default = "nemo")]
+    pub provider_name: Option<StringValue>,
+
+    /// The model that answered, attached as `gen_ai.response.model`.
+    #[attribute("gen_ai.response.model")]
+    pub response_model: Option<StringValue>,
+
+    /// The server called, attached as `server.address`.
+    #[attribute("server.address")]
+    pub server_address: Option<StringValue>,
+
+    /// The port called, attached as the integer `server.port`.
+    #[attribute("server.port")]
+    pub server_port: Option<u16>,
+
+    /// Why the call failed, attached as `error.type` to the operation
+    /// duration only.
+    #[attribute("error.type", only(operation_duration_s))]
+    pub error_type: Option<StringValue>,
+}

@@ -1,0 +1,84 @@
+//! What both request guards share: hold a set's fields and the timing, and
+//! record exactly once, on finish, on failure, or on drop.
+
+use std::time::Instant;
+
+use lens_core::{Instruments, Meter};
+use opentelemetry::StringValue;
+
+use crate::timing::{Measured, Timing};
+
+/// The `error.type` of a request or call dropped without being finished or
+/// failed: the conventions' fallback value.
+pub const DROPPED_ERROR_TYPE: &str = "_OTHER";
+
+/// A set that a guard fills from what it measured.
+pub(crate) trait Ended: Instruments + Default + Send {
+    /// Fills the measured fields: the duration always, the first-output and
+    /// per-output times only when `error_type` is `None`.
+    fn ended(&mut self, measured: Measured, error_type: Option<StringValue>);
+}
+
+/// The generic guard behind [`InferenceRequest`](crate::InferenceRequest) and
+/// [`ModelCall`](crate::ModelCall).
+#[derive(Debug)]
+pub(crate) struct Guard<S: Ended> {
+    meter: Meter,
+    pub metrics: S,
+    pub timing: Timing,
+    ended: bool,
+}
+
+impl<S: Ended> Guard<S> {
+    pub fn start(meter: &Meter, at: Option<Instant>) -> Self {
+        let timing = match at {
+            Some(at) => Timing::start_at(meter.is_enabled(), at),
+            None => Timing::default(),
+        };
+        Guard {
+            meter: meter.clone(),
+            metrics: S::default(),
+            timing,
+            ended: false,
+        }
+    }
+
+    /// `Instant::now()` when timing, so a disabled meter reads no clock.
+    #[inline]
+    pub fn now(&self) -> Option<Instant> {
+        self.timing.is_timing().then(Instant::now)
+    }
+
+    /// Notes the first output now, reading the clock only the first time.
+    #[inline]
+    pub fn first(&mut self) {
+        if self.timing.is_timing() && !self.timing.has_first() {
+            self.timing.first_at(Instant::now());
+        }
+    }
+
+    pub fn end(mut self, at: Option<Instant>, error_type: Option<StringValue>) {
+        self.ended = true;
+        if let Some(at) = at {
+            self.record(at, error_type);
+        }
+    }
+
+    fn record(&mut self, end: Instant, error_type: Option<StringValue>) {
+        let Some(measured) = self.timing.end_at(end) else {
+            return;
+        };
+        let mut metrics = std::mem::take(&mut self.metrics);
+        metrics.ended(measured, error_type);
+        metrics.record(&self.meter);
+    }
+}
+
+impl<S: Ended> Drop for Guard<S> {
+    fn drop(&mut self) {
+        if !self.ended && self.timing.is_timing() {
+            self.ended = true;
+            self.record(Instant::now(), Some(StringValue::from(DROPPED_ERROR_TYPE)));
+        }
+    }
+}

@@ -1,0 +1,171 @@
+//! [`InferenceRequest`]: the server-side guard that times one request.
+
+use std::time::Instant;
+
+use lens_core::Meter;
+use opentelemetry::StringValue;
+
+use crate::genai::InferenceMetrics;
+use crate::guard::{Ended, Guard};
+use crate::timing::Measured;
+
+/// Measures one inference request from arrival to last token, and records
+/// the GenAI server metrics when it ends.
+///
+/// - [`finish`](Self::finish): request duration, time to first token, time
+///   per output token and token usage;
+/// - [`fail`](Self::fail): request duration with `error.type`, and token
+///   usage; no time to first token or per output token, which the
+///   conventions define for successful responses only;
+/// - dropped without either (the client went away, the task was cancelled,
+///   a panic unwound through it): request duration with `error.type =
+///   _OTHER`, recorded once.
+///
+/// Time per output token is (end - first token) / (output tokens - 1),
+/// recorded when the first token was seen and at least two were produced.
+/// Every method that reads the clock has an `_at` twin taking an [`Instant`],
+/// for engines that hold their own timestamps and for deterministic tests.
+///
+/// The guard is `Send` and may be held across `.await`. On a meter that
+/// records nothing it reads no clock and records nothing.
+///
+/// ```
+/// use nemo_lens::instruments::InferenceRequest;
+/// use nemo_lens::Meter;
+///
+/// let meter = Meter::noop();
+/// let mut req = InferenceRequest::start(&meter).model("llama-3-8b").input_tokens(128);
+/// for _token in 0..32 {
+///     req.first_token(); // the first call wins
+///     req.add_output_tokens(1);
+/// }
+/// req.finish();
+///
+/// let req = InferenceRequest::start(&meter).model("llama-3-8b");
+/// req.fail("timeout");
+/// ```
+#[derive(Debug)]
+#[must_use = "a request records when it is finished, failed or dropped"]
+pub struct InferenceRequest {
+    guard: Guard<InferenceMetrics>,
+}
+
+impl InferenceRequest {
+    /// Starts measuring a request now.
+    pub fn start(meter: &Meter) -> Self {
+        let now = meter.is_enabled().then(Instant::now);
+        InferenceRequest {
+            guard: Guard::start(meter, now),
+        }
+    }
+
+    /// Starts measuring a request that arrived at `at`.
+    pub fn start_at(meter: &Meter, at: Instant) -> Self {
+        InferenceRequest {
+            guard: Guard::start(meter, Some(at)),
+        }
+    }
+
+    /// Sets the requested model (`gen_ai.request.model`).
+    pub fn model(mut self, model: impl Into<StringValue>) -> Self {
+        self.guard.metrics.model = Some(model.into());
+        self
+    }
+
+    /// Sets the serving provider (`gen_ai.provider.name`, default `nemo`).
+    pub fn provider_name(mut self, provider: impl Into<StringValue>) -> Self {
+        self.guard.metrics.provider_name = Some(provider.into());
+        self
+    }
+
+    /// Sets the operation (`gen_ai.operation.name`, default `text_completion`).
+    pub fn operation_name(mut self, operation: impl Into<StringValue>) -> Self {
+        self.guard.metrics.operation_name = Some(operation.into());
+        self
+    }
+
+    /// Sets the model that answered (`gen_ai.response.model`).
+    pub fn response_model(mut self, model: impl Into<StringValue>) -> Self {
+        self.guard.metrics.response_model = Some(model.into());
+        self
+    }
+
+    /// Sets the server's address (`server.address`).
+    pub fn server_address(mut self, address: impl Into<StringValue>) -> Self {
+        self.guard.metrics.server_address = Some(address.into());
+        self
+    }
+
+    /// Sets the server's port (`server.port`).
+    pub fn server_port(mut self, port: u16) -> Self {
+        self.guard.metrics.server_port = Some(port);
+        self
+    }
+
+    /// Sets the number of prompt tokens.
+    pub fn input_tokens(mut self, tokens: u64) -> Self {
+        self.guard.metrics.input_tokens = Some(tokens);
+        self
+    }
+
+    /// Sets the total number of output tokens, replacing any count so far.
+    pub fn output_tokens(mut self, tokens: u64) -> Self {
+        self.guard.timing.set_outputs(tokens);
+        self
+    }
+
+    /// Notes that the first token was produced now; later calls change
+    /// nothing, so it may be called on every token.
+    #[inline]
+    pub fn first_token(&mut self) {
+        self.guard.first();
+    }
+
+    /// Notes that the first token was produced at `at`; later calls change
+    /// nothing.
+    #[inline]
+    pub fn first_token_at(&mut self, at: Instant) {
+        self.guard.timing.first_at(at);
+    }
+
+    /// Adds `tokens` streamed output tokens to the count.
+    #[inline]
+    pub fn add_output_tokens(&mut self, tokens: u64) {
+        self.guard.timing.add_outputs(tokens);
+    }
+
+    /// Ends the request successfully now.
+    pub fn finish(self) {
+        let now = self.guard.now();
+        self.guard.end(now, None);
+    }
+
+    /// Ends the request successfully at `at`.
+    pub fn finish_at(self, at: Instant) {
+        self.guard.end(Some(at), None);
+    }
+
+    /// Ends the request now as failed with `error_type` (`timeout`,
+    /// `cancelled`, an exception or status name).
+    pub fn fail(self, error_type: impl Into<StringValue>) {
+        let now = self.guard.now();
+        self.guard.end(now, Some(error_type.into()));
+    }
+
+    /// Ends the request at `at` as failed with `error_type`.
+    pub fn fail_at(self, error_type: impl Into<StringValue>, at: Instant) {
+        self.guard.end(Some(at), Some(error_type.into()));
+    }
+}
+
+impl Ended for InferenceMetrics {
+    fn ended(&mut self, measured: Measured, error_type: Option<StringValue>) {
+        self.request_duration_s = Some(measured.duration_s);
+        self.output_tokens = measured.outputs;
+        if error_type.is_none() {
+            self.time_to_first_token_s = measured.to_first_s;
+            self.time_per_output_token_s = measured.per_output_s;
+        }
+        self.error_type = error_type;
+    }
+}

@@ -1,0 +1,126 @@
+//! The arithmetic of one streamed generation, shared by the request guards:
+//! when it started, when its first token (or chunk) arrived, how many came.
+
+use std::time::Instant;
+
+/// Start, first output and output count of one generation.
+///
+/// `start` is `None` when the meter records nothing: then no clock is read
+/// and every method is a branch.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Timing {
+    start: Option<Instant>,
+    first: Option<Instant>,
+    outputs: Option<u64>,
+}
+
+/// What a finished generation measured, in seconds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Measured {
+    pub duration_s: f64,
+    /// Start to first output, when one was seen.
+    pub to_first_s: Option<f64>,
+    /// (end - first output) / (outputs - 1), when the first output was seen
+    /// and at least two were produced.
+    pub per_output_s: Option<f64>,
+    /// How many outputs were counted, if any were.
+    pub outputs: Option<u64>,
+}
+
+impl Timing {
+    pub fn start_at(enabled: bool, at: Instant) -> Self {
+        Timing {
+            start: enabled.then_some(at),
+            ..Timing::default()
+        }
+    }
+
+    pub fn is_timing(&self) -> bool {
+        self.start.is_some()
+    }
+
+    /// Notes the first output at `at`; later calls change nothing.
+    pub fn first_at(&mut self, at: Instant) {
+        if self.start.is_some() && self.first.is_none() {
+            self.first = Some(at);
+        }
+    }
+
+    /// Whether the first output was noted.
+    pub fn has_first(&self) -> bool {
+        self.first.is_some()
+    }
+
+    pub fn add_outputs(&mut self, n: u64) {
+        self.outputs = Some(self.outputs.unwrap_or(0).saturating_add(n));
+    }
+
+    pub fn set_outputs(&mut self, n: u64) {
+        self.outputs = Some(n);
+    }
+
+    /// The measurements of a generation that ended at `end`; `None` when
+    /// nothing is timed (a disabled meter).
+    pub fn end_at(&self, end: Instant) -> Option<Measured> {
+        let start = self.start?;
+        let seconds = |from: Instant, to: Instant| to.saturating_duration_since(from).as_secs_f64();
+        let per_output_s = match (self.first, self.outputs) {
+            (Some(first), Some(n)) if n >= 2 => Some(seconds(first, end) / (n - 1) as f64),
+            _ => None,
+        };
+        Some(Measured {
+            duration_s: seconds(start, end),
+            to_first_s: self.first.map(|first| seconds(start, first)),
+            per_output_s,
+            outputs: self.outputs,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn ttft_tpot_and_duration_from_instants() {
+        let t0 = Instant::now();
+        let mut timing = Timing::start_at(true, t0);
+        timing.first_at(t0 + Duration::from_millis(20));
+        timing.first_at(t0 + Duration::from_millis(30)); // the first call wins
+        timing.add_outputs(3);
+        timing.add_outputs(2);
+        let measured = timing.end_at(t0 + Duration::from_millis(60)).unwrap();
+        assert!((measured.duration_s - 0.060).abs() < 1e-9);
+        assert!((measured.to_first_s.unwrap() - 0.020).abs() < 1e-9);
+        assert!((measured.per_output_s.unwrap() - 0.010).abs() < 1e-9);
+    }
+
+    #[test]
+    fn no_per_output_time_below_two_outputs_or_without_a_first() {
+        let t0 = Instant::now();
+        let mut one = Timing::start_at(true, t0);
+        one.first_at(t0);
+        one.set_outputs(1);
+        assert_eq!(one.end_at(t0).unwrap().per_output_s, None);
+        let mut unseen = Timing::start_at(true, t0);
+        unseen.set_outputs(10);
+        let measured = unseen.end_at(t0 + Duration::from_secs(1)).unwrap();
+        assert_eq!((measured.to_first_s, measured.per_output_s), (None, None));
+    }
+
+    #[test]
+    fn an_end_before_the_start_is_zero_not_a_panic() {
+        let t0 = Instant::now();
+        let late = Timing::start_at(true, t0 + Duration::from_secs(1));
+        assert_eq!(late.end_at(t0).unwrap().duration_s, 0.0);
+    }
+
+    #[test]
+    fn a_disabled_timing_reads_no_clock_and_measures_nothing() {
+        let mut timing = Timing::start_at(false, Instant::now());
+        timing.first_at(Instant::now());
+        assert!(!timing.has_first());
+        assert_eq!(timing.end_at(Instant::now()), None);
+    }
+}

@@ -1,0 +1,263 @@
+//! The GenAI server and client vocabulary: the request guards' arithmetic and
+//! where each attribute goes, asserted on exported values.
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use nemo_lens::instruments::{InferenceMetrics, InferenceRequest, ModelCall, DROPPED_ERROR_TYPE};
+use nemo_lens::{Instruments, Meter};
+use support::{AttrValue, Harness, Point, Value};
+
+const DURATION: &str = "gen_ai.server.request.duration";
+const TTFT: &str = "gen_ai.server.time_to_first_token";
+const TPOT: &str = "gen_ai.server.time_per_output_token";
+const TOKENS: &str = "gen_ai.client.token.usage";
+
+/// The single recorded value of a histogram point.
+fn only_value(point: &Point) -> f64 {
+    match &point.value {
+        Value::Histogram { count, sum, .. } => {
+            assert_eq!(*count, 1, "{point:?}");
+            *sum
+        }
+        Value::Number(_) => panic!("{} is not a histogram", point.name),
+    }
+}
+
+fn single(harness: &Harness, name: &str) -> Point {
+    let mut points = harness.points_of(name);
+    assert_eq!(points.len(), 1, "{name}: {points:#?}");
+    points.remove(0)
+}
+
+fn assert_close(actual: f64, expected: f64) {
+    assert!((actual - expected).abs() < 1e-9, "{actual} != {expected}");
+}
+
+#[test]
+fn a_streamed_request_exports_ttft_tpot_and_duration() {
+    let harness = Harness::new();
+    let t0 = Instant::now();
+    let mut req = InferenceRequest::start_at(&harness.meter, t0)
+        .model("llama-3-8b")
+        .response_model("llama-3-8b-instruct")
+        .server_address("10.0.0.7")
+        .server_port(8000)
+        .input_tokens(12);
+    req.first_token_at(t0 + Duration::from_millis(20));
+    for _ in 0..5 {
+        req.first_token_at(t0 + Duration::from_millis(40)); // later calls change nothing
+        req.add_output_tokens(1);
+    }
+    req.finish_at(t0 + Duration::from_millis(60));
+
+    let ttft = single(&harness, TTFT);
+    let tpot = single(&harness, TPOT);
+    let duration = single(&harness, DURATION);
+    assert_close(only_value(&ttft), 0.020);
+    assert_close(only_value(&tpot), 0.010);
+    assert_close(only_value(&duration), 0.060);
+    for point in [&ttft, &tpot, &duration] {
+        assert_eq!(point.unit, "s");
+        assert_eq!(point.str_attr("gen_ai.request.model"), Some("llama-3-8b"));
+        assert_eq!(
+            point.str_attr("gen_ai.response.model"),
+            Some("llama-3-8b-instruct")
+        );
+        assert_eq!(
+            point.str_attr("gen_ai.operation.name"),
+            Some("text_completion")
+        );
+        assert_eq!(point.str_attr("gen_ai.provider.name"), Some("nemo"));
+        assert_eq!(point.str_attr("server.address"), Some("10.0.0.7"));
+        assert_eq!(point.attr("server.port"), Some(&AttrValue::I64(8000)));
+        assert_eq!(point.attr("error.type"), None);
+        assert_eq!(point.attributes.len(), 6, "{point:?}");
+    }
+    let tokens = harness.points_of(TOKENS);
+    let value_of = |kind: &str| {
+        let point = tokens
+            .iter()
+            .find(|p| p.str_attr("gen_ai.token.type") == Some(kind))
+            .unwrap();
+        only_value(point)
+    };
+    assert_eq!((value_of("input"), value_of("output")), (12.0, 5.0));
+}
+
+#[test]
+fn the_advised_buckets_are_exported() {
+    let harness = Harness::new();
+    let t0 = Instant::now();
+    let mut req = InferenceRequest::start_at(&harness.meter, t0).output_tokens(3);
+    req.first_token_at(t0 + Duration::from_millis(3));
+    req.finish_at(t0 + Duration::from_millis(50));
+    let bounds = |name: &str| match single(&harness, name).value {
+        Value::Histogram { bounds, .. } => bounds,
+        Value::Number(_) => unreachable!(),
+    };
+    assert_eq!(
+        bounds(TTFT),
+        [
+            0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5,
+            10.0
+        ]
+    );
+    assert_eq!(
+        bounds(TPOT),
+        [0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5]
+    );
+}
+
+#[test]
+fn a_failed_request_exports_its_error_type_on_the_duration_only() {
+    let harness = Harness::new();
+    let t0 = Instant::now();
+    let mut req = InferenceRequest::start_at(&harness.meter, t0)
+        .model("llama-3-8b")
+        .input_tokens(100);
+    req.first_token_at(t0 + Duration::from_millis(5));
+    req.add_output_tokens(4);
+    req.fail_at(String::from("timeout"), t0 + Duration::from_millis(250));
+
+    let duration = single(&harness, DURATION);
+    assert_close(only_value(&duration), 0.250);
+    assert_eq!(duration.str_attr("error.type"), Some("timeout"));
+    assert!(harness.points_of(TTFT).is_empty(), "no TTFT on failure");
+    assert!(harness.points_of(TPOT).is_empty(), "no TPOT on failure");
+    let tokens = harness.points_of(TOKENS);
+    let input = tokens
+        .iter()
+        .find(|p| p.str_attr("gen_ai.token.type") == Some("input"))
+        .unwrap();
+    assert_eq!(only_value(input), 100.0);
+    assert!(
+        tokens.iter().all(|p| p.attr("error.type").is_none()),
+        "error.type belongs on the duration: {tokens:#?}"
+    );
+}
+
+#[test]
+fn a_dropped_request_exports_other_once() {
+    let harness = Harness::new();
+    {
+        let mut req = InferenceRequest::start(&harness.meter).model("llama-3-8b");
+        req.first_token();
+        req.add_output_tokens(7);
+        // The client went away: the guard is dropped unfinished.
+    }
+    let duration = single(&harness, DURATION);
+    assert_eq!(duration.str_attr("error.type"), Some(DROPPED_ERROR_TYPE));
+    assert_eq!(DROPPED_ERROR_TYPE, "_OTHER");
+    assert!(only_value(&duration) >= 0.0);
+    assert!(harness.points_of(TTFT).is_empty());
+    assert!(harness.points_of(TPOT).is_empty());
+}
+
+#[test]
+fn a_panic_through_a_request_records_it_as_dropped() {
+    let harness = Harness::new();
+    let meter = harness.meter.clone();
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+        let _req = InferenceRequest::start(&meter).model("llama-3-8b");
+        panic!("the handler failed");
+    }));
+    assert!(outcome.is_err());
+    let duration = single(&harness, DURATION);
+    assert_eq!(duration.str_attr("error.type"), Some("_OTHER"));
+}
+
+#[test]
+fn finishing_records_once_and_tpot_needs_two_tokens() {
+    let harness = Harness::new();
+    let t0 = Instant::now();
+    let mut req = InferenceRequest::start_at(&harness.meter, t0).output_tokens(1);
+    req.first_token_at(t0 + Duration::from_millis(10));
+    req.finish_at(t0 + Duration::from_millis(10));
+    assert_close(only_value(&single(&harness, TTFT)), 0.010);
+    assert!(harness.points_of(TPOT).is_empty(), "one token has no TPOT");
+    // finish consumed the guard: its drop recorded nothing more.
+    assert_eq!(harness.points_of(DURATION).len(), 1);
+}
+
+#[test]
+fn the_guard_is_send_and_static() {
+    fn assert_send<T: Send + 'static>() {}
+    assert_send::<InferenceRequest>();
+    assert_send::<ModelCall>();
+}
+
+#[test]
+fn a_disabled_meter_records_nothing_and_builds_nothing() {
+    let meter = Meter::noop();
+    let mut req = InferenceRequest::start(&meter).model("m").input_tokens(3);
+    req.first_token();
+    req.add_output_tokens(2);
+    req.finish();
+    InferenceRequest::start(&meter).fail("timeout");
+    drop(InferenceRequest::start(&meter));
+    assert!(meter.instruments::<InferenceMetrics>().is_none());
+}
+
+#[test]
+fn without_the_new_fields_the_python_attributes_are_unchanged() {
+    let harness = Harness::new();
+    InferenceMetrics::default()
+        .request_duration_s(0.5)
+        .model("llama-3-8b")
+        .record(&harness.meter);
+    let duration = single(&harness, DURATION);
+    let keys: Vec<&str> = duration.attributes.keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        [
+            "gen_ai.operation.name",
+            "gen_ai.provider.name",
+            "gen_ai.request.model"
+        ]
+    );
+}
+
+#[test]
+fn a_model_call_exports_the_client_metrics() {
+    let harness = Harness::new();
+    let t0 = Instant::now();
+    let mut call = ModelCall::start_at(&harness.meter, t0)
+        .model("policy")
+        .server_address("127.0.0.1")
+        .server_port(8000);
+    for ms in [100, 120, 140, 160] {
+        call.chunk_at(t0 + Duration::from_millis(ms));
+    }
+    call.input_tokens(900)
+        .output_tokens(64)
+        .finish_at(t0 + Duration::from_millis(400));
+
+    let duration = single(&harness, "gen_ai.client.operation.duration");
+    let first = single(&harness, "gen_ai.client.operation.time_to_first_chunk");
+    let per_chunk = single(&harness, "gen_ai.client.operation.time_per_output_chunk");
+    assert_close(only_value(&duration), 0.400);
+    assert_close(only_value(&first), 0.100);
+    assert_close(only_value(&per_chunk), 0.100); // (400 - 100) ms / (4 - 1)
+    for point in [&duration, &first, &per_chunk] {
+        assert_eq!(point.str_attr("gen_ai.operation.name"), Some("chat"));
+        assert_eq!(point.str_attr("gen_ai.request.model"), Some("policy"));
+        assert_eq!(point.attr("server.port"), Some(&AttrValue::I64(8000)));
+    }
+    let tokens = harness.points_of(TOKENS);
+    assert_eq!(tokens.len(), 2, "{tokens:#?}");
+
+    let failed = ModelCall::start_at(&harness.meter, t0).model("policy");
+    failed.fail_at("rate_limited", t0 + Duration::from_millis(30));
+    let durations = harness.points_of("gen_ai.client.operation.duration");
+    let failure = durations
+        .iter()
+        .find(|p| p.str_attr("error.type") == Some("rate_limited"))
+        .unwrap();
+    assert_close(only_value(failure), 0.030);
+    assert_eq!(
+        single(&harness, "gen_ai.client.operation.time_to_first_chunk").attr("error.type"),
+        None
+    );
+}
