@@ -1,6 +1,8 @@
 //! A simulated RL training job: a trainer step loop that calls an inference
-//! server and a pool of gym servers, recording the three built-in sets
-//! (`InferenceMetrics`, `RlMetrics`, `GymMetrics`) for a bounded time.
+//! server and a pool of gym servers, recording every built-in set for a
+//! bounded time. Inference requests go through `InferenceRequest` (streamed,
+//! with a few timing out and a few cancelled by their client), and each gym
+//! server's call to the policy through `ModelCall`.
 //!
 //! By default it serves Prometheus metrics on `http://127.0.0.1:9464/metrics`
 //! and prints that URL; every nemo-lens and OpenTelemetry variable still
@@ -20,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use nemo_lens::instruments::gym::GymMetrics;
 use nemo_lens::instruments::rl::RlMetrics;
-use nemo_lens::instruments::InferenceMetrics;
+use nemo_lens::instruments::{InferenceRequest, ModelCall};
 use nemo_lens::{EnvLookup, Instruments, NemoLensConfig, SetupOptions};
 
 /// Gym servers in the simulated pool.
@@ -144,18 +146,35 @@ fn run() -> Result<(), Box<dyn Error>> {
         let mut generation_s = 0.0;
         for _ in 0..REQUESTS_PER_STEP {
             // Request latency is uniform in [0.05, 0.5] s, so the p99 that
-            // Prometheus interpolates lies in the (0.32, 0.64] bucket.
+            // Prometheus interpolates lies in the (0.32, 0.64] bucket. The
+            // server streams its tokens; the demo does not wait for them, so
+            // it hands the guard the simulated instants.
             let latency = rng.uniform(0.05, 0.5);
             let input = rng.uniform(64.0, 512.0) as u64;
             let output = rng.uniform(128.0, 1024.0) as u64;
-            generated_tokens += output;
-            generation_s += latency;
-            InferenceMetrics::default()
-                .request_duration_s(latency)
+            let arrived = Instant::now();
+            let at = |seconds: f64| arrived + Duration::from_secs_f64(seconds);
+            let mut req = InferenceRequest::start_at(meter, arrived)
                 .model("llama-3-8b")
-                .input_tokens(input)
-                .output_tokens(output)
-                .record(meter);
+                .response_model("llama-3-8b-instruct")
+                .server_address("127.0.0.1")
+                .server_port(8000)
+                .input_tokens(input);
+            req.first_token_at(at(latency * rng.uniform(0.05, 0.2)));
+            let outcome = rng.next_f64();
+            if outcome < 0.03 {
+                req.add_output_tokens(output / 4);
+                req.fail_at("timeout", at(latency));
+            } else if outcome < 0.05 {
+                // The client went away: dropping the guard records the
+                // request with error.type _OTHER.
+                drop(req);
+            } else {
+                req.add_output_tokens(output);
+                req.finish_at(at(latency));
+                generated_tokens += output;
+                generation_s += latency;
+            }
         }
 
         // Rollouts: each gym server runs its environment and verifies.
@@ -166,6 +185,26 @@ fn run() -> Result<(), Box<dyn Error>> {
             successes += f64::from(u8::from(verify_ok));
             let server_rollout = rng.uniform(200.0, 2000.0);
             rollout_ms += server_rollout;
+            // The gym server asks the policy for an action, streamed in chunks.
+            let sent = Instant::now();
+            let mut call = ModelCall::start_at(meter, sent)
+                .model("policy")
+                .server_address("127.0.0.1")
+                .server_port(8000);
+            let chunks = rng.uniform(4.0, 32.0) as u64;
+            let first_chunk_s = rng.uniform(0.02, 0.2);
+            for i in 0..chunks {
+                let arrived = first_chunk_s + i as f64 * rng.uniform(0.01, 0.03);
+                call.chunk_at(sent + Duration::from_secs_f64(arrived));
+            }
+            let call_s = first_chunk_s + chunks as f64 * 0.03;
+            let call = call.input_tokens(rng.uniform(256.0, 2048.0) as u64);
+            if rng.next_f64() < 0.05 {
+                call.fail_at("rate_limited", sent + Duration::from_secs_f64(call_s));
+            } else {
+                call.output_tokens(chunks * 4)
+                    .finish_at(sent + Duration::from_secs_f64(call_s));
+            }
             GymMetrics::default()
                 .server_request_duration_ms(rng.uniform(5.0, 80.0))
                 .rollout_duration_ms(server_rollout)

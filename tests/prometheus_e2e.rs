@@ -1,5 +1,5 @@
 //! Real-server test: Debian's `prometheus` scrapes the demo every second and
-//! every one of the 18 built-in instruments must be queryable with the right
+//! every one of the 23 built-in instruments must be queryable with the right
 //! labels. Ignored by default because it needs the `prometheus` binary and
 //! the demo; run it with `scripts/e2e.sh`, which installs Prometheus when
 //! missing, builds the demo and sets `NEMO_LENS_DEMO_BIN`.
@@ -63,6 +63,11 @@ fn query(port: u16, promql: &str) -> Option<Vec<Value>> {
         return None;
     }
     json["data"]["result"].as_array().cloned()
+}
+
+/// `data.result` of an instant query that Prometheus must answer.
+fn query_result(port: u16, promql: &str) -> Vec<Value> {
+    query(port, promql).unwrap_or_else(|| panic!("Prometheus did not answer {promql}"))
 }
 
 /// Polls `promql` every 500 ms until it has a result, at most `timeout`.
@@ -171,18 +176,45 @@ fn prometheus_scrapes_every_builtin_instrument_from_the_demo() {
         ("gen_ai_operation_name", "text_completion"),
         ("gen_ai_provider_name", "nemo"),
         ("gen_ai_request_model", "llama-3-8b"),
+        ("gen_ai_response_model", "llama-3-8b-instruct"),
+        ("server_address", "127.0.0.1"),
+        ("server_port", "8000"),
+    ];
+    let successful = [
+        ("gen_ai_operation_name", "text_completion"),
+        ("gen_ai_request_model", "llama-3-8b"),
+        ("server_port", "8000"),
+        ("error_type", ""),
+    ];
+    let client = [
+        ("gen_ai_operation_name", "chat"),
+        ("gen_ai_provider_name", "nemo"),
+        ("gen_ai_request_model", "policy"),
+        ("server_address", "127.0.0.1"),
+        ("server_port", "8000"),
     ];
     let scope = [("otel_scope_name", "nemo.lens")];
     // (series to query, labels every series must carry)
     let expected: Vec<(&str, &[(&str, &str)])> = vec![
         ("gen_ai_server_request_duration_seconds_count", &model),
         (
-            "gen_ai_client_token_usage_count{gen_ai_token_type=\"input\"}",
+            "gen_ai_client_token_usage_count{gen_ai_token_type=\"input\",gen_ai_operation_name=\"text_completion\"}",
             &model,
         ),
         (
-            "gen_ai_client_token_usage_count{gen_ai_token_type=\"output\"}",
+            "gen_ai_client_token_usage_count{gen_ai_token_type=\"output\",gen_ai_operation_name=\"text_completion\"}",
             &model,
+        ),
+        ("gen_ai_server_time_to_first_token_seconds_count", &successful),
+        ("gen_ai_server_time_per_output_token_seconds_count", &successful),
+        ("gen_ai_client_operation_duration_seconds_count", &client),
+        (
+            "gen_ai_client_operation_time_to_first_chunk_seconds_count",
+            &client,
+        ),
+        (
+            "gen_ai_client_operation_time_per_output_chunk_seconds_count",
+            &client,
         ),
         ("rl_reward_mean", &scope),
         ("rl_kl_divergence", &scope),
@@ -213,8 +245,51 @@ fn prometheus_scrapes_every_builtin_instrument_from_the_demo() {
         let name = series.split('{').next().unwrap_or(series);
         instruments.insert(name.trim_end_matches("_count").to_owned());
     }
-    // The two token-usage queries are one instrument: 18 in all.
-    assert_eq!(instruments.len(), 18, "{instruments:?}");
+    // The two token-usage queries are one instrument: 23 in all.
+    assert_eq!(instruments.len(), 23, "{instruments:?}");
+
+    // error.type: on the durations of failed, cancelled and dropped work
+    // only, never on TTFT/TPOT.
+    for (series, error_type) in [
+        ("gen_ai_server_request_duration_seconds_count", "timeout"),
+        ("gen_ai_server_request_duration_seconds_count", "_OTHER"),
+        (
+            "gen_ai_client_operation_duration_seconds_count",
+            "rate_limited",
+        ),
+    ] {
+        let query = format!("{series}{{error_type=\"{error_type}\"}}");
+        wait_for(prom_port, &query, Duration::from_secs(30));
+    }
+    for series in [
+        "gen_ai_server_time_to_first_token_seconds_count",
+        "gen_ai_server_time_per_output_token_seconds_count",
+        "gen_ai_client_token_usage_count",
+        "gen_ai_client_operation_time_to_first_chunk_seconds_count",
+    ] {
+        let query = format!("{series}{{error_type!=\"\"}}");
+        assert_eq!(
+            query_result(prom_port, &query),
+            Vec::<Value>::new(),
+            "{query}"
+        );
+    }
+    // One TTFT per successful request, and every one streamed enough tokens
+    // for a TPOT.
+    let ttft_per_success = wait_for(
+        prom_port,
+        "sum(gen_ai_server_time_to_first_token_seconds_count) \
+         - sum(gen_ai_server_request_duration_seconds_count{error_type=\"\"})",
+        Duration::from_secs(5),
+    );
+    assert_eq!(value(&ttft_per_success[0]), 0.0);
+    let tpot_per_ttft = wait_for(
+        prom_port,
+        "sum(gen_ai_server_time_per_output_token_seconds_count) \
+         - sum(gen_ai_server_time_to_first_token_seconds_count)",
+        Duration::from_secs(5),
+    );
+    assert_eq!(value(&tpot_per_ttft[0]), 0.0);
 
     let active = wait_for(prom_port, "gym_servers_active", Duration::from_secs(5));
     assert_eq!(value(&active[0]), 4.0);
@@ -222,13 +297,14 @@ fn prometheus_scrapes_every_builtin_instrument_from_the_demo() {
     assert_eq!(value(&lr[0]), 1e-6);
     let per_request = wait_for(
         prom_port,
-        "sum(gen_ai_client_token_usage_count) - 2 * sum(gen_ai_server_request_duration_seconds_count)",
+        "sum(gen_ai_client_token_usage_count{gen_ai_token_type=\"input\",gen_ai_operation_name=\"text_completion\"}) \
+         - sum(gen_ai_server_request_duration_seconds_count)",
         Duration::from_secs(5),
     );
     assert_eq!(
         value(&per_request[0]),
         0.0,
-        "one input and one output point per request"
+        "one input-token point per request, whatever its outcome"
     );
 
     let target = wait_for(prom_port, "target_info", Duration::from_secs(5));

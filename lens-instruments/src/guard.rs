@@ -68,9 +68,10 @@ impl<S: Ended> Guard<S> {
         let Some(measured) = self.timing.end_at(end) else {
             return;
         };
-        let mut metrics = std::mem::take(&mut self.metrics);
-        metrics.ended(measured, error_type);
-        metrics.record(&self.meter);
+        // Recorded in place: the guard is ending, nothing reads the fields
+        // after this.
+        self.metrics.ended(measured, error_type);
+        self.metrics.record(&self.meter);
     }
 }
 

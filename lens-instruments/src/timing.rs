@@ -28,6 +28,7 @@ pub(crate) struct Measured {
 }
 
 impl Timing {
+    #[inline]
     pub fn start_at(enabled: bool, at: Instant) -> Self {
         Timing {
             start: enabled.then_some(at),
@@ -35,11 +36,13 @@ impl Timing {
         }
     }
 
+    #[inline]
     pub fn is_timing(&self) -> bool {
         self.start.is_some()
     }
 
     /// Notes the first output at `at`; later calls change nothing.
+    #[inline]
     pub fn first_at(&mut self, at: Instant) {
         if self.start.is_some() && self.first.is_none() {
             self.first = Some(at);
@@ -47,14 +50,17 @@ impl Timing {
     }
 
     /// Whether the first output was noted.
+    #[inline]
     pub fn has_first(&self) -> bool {
         self.first.is_some()
     }
 
+    #[inline]
     pub fn add_outputs(&mut self, n: u64) {
         self.outputs = Some(self.outputs.unwrap_or(0).saturating_add(n));
     }
 
+    #[inline]
     pub fn set_outputs(&mut self, n: u64) {
         self.outputs = Some(n);
     }

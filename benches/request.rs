@@ -1,0 +1,153 @@
+//! One streamed inference request timed end to end: `InferenceRequest`
+//! (start, first token, 200 streamed tokens, finish) against what a careful
+//! user writes by hand with the SDK for the same measurements, in one run.
+//! `scripts/bench.sh` prints the ratio.
+
+use std::time::Instant;
+
+use divan::{black_box, Bencher};
+use nemo_lens::instruments::InferenceRequest;
+use nemo_lens::opentelemetry::metrics::{Histogram, Meter as OtelMeter, MeterProvider as _};
+use nemo_lens::opentelemetry::KeyValue;
+use nemo_lens::opentelemetry_sdk::metrics::{
+    InMemoryMetricExporter, PeriodicReader, SdkMeterProvider,
+};
+use nemo_lens::Meter;
+
+/// Output tokens streamed per request.
+const TOKENS: u64 = 200;
+
+fn main() {
+    divan::main();
+}
+
+fn provider() -> SdkMeterProvider {
+    // The reader's period is far longer than a bench, so export never runs.
+    SdkMeterProvider::builder()
+        .with_reader(PeriodicReader::builder(InMemoryMetricExporter::default()).build())
+        .build()
+}
+
+/// The hand-written equivalent: the five histograms, the clock reads and
+/// the TTFT/TPOT arithmetic a server author writes without the guard.
+struct HandRequest {
+    duration: Histogram<f64>,
+    ttft: Histogram<f64>,
+    tpot: Histogram<f64>,
+    tokens: Histogram<u64>,
+}
+
+fn seconds_histogram(meter: &OtelMeter, name: &'static str, bounds: &[f64]) -> Histogram<f64> {
+    meter
+        .f64_histogram(name)
+        .with_unit("s")
+        .with_boundaries(bounds.to_vec())
+        .build()
+}
+
+impl HandRequest {
+    fn new(meter: &OtelMeter) -> Self {
+        HandRequest {
+            duration: seconds_histogram(
+                meter,
+                "gen_ai.server.request.duration",
+                &[
+                    0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48,
+                    40.96, 81.92,
+                ],
+            ),
+            ttft: seconds_histogram(
+                meter,
+                "gen_ai.server.time_to_first_token",
+                &[
+                    0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5,
+                    5.0, 7.5, 10.0,
+                ],
+            ),
+            tpot: seconds_histogram(
+                meter,
+                "gen_ai.server.time_per_output_token",
+                &[
+                    0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5,
+                ],
+            ),
+            tokens: meter
+                .u64_histogram("gen_ai.client.token.usage")
+                .with_unit("{token}")
+                .with_boundaries(vec![
+                    1.0, 4.0, 16.0, 64.0, 256.0, 1024.0, 4096.0, 16384.0, 65536.0, 262144.0,
+                    1048576.0, 4194304.0, 16777216.0, 67108864.0,
+                ])
+                .build(),
+        }
+    }
+
+    fn serve(&self, model: &'static str) {
+        let start = Instant::now();
+        let mut first = None;
+        let mut produced = 0u64;
+        for _ in 0..TOKENS {
+            if first.is_none() {
+                first = Some(Instant::now());
+            }
+            produced += black_box(1);
+        }
+        let end = Instant::now();
+        let base = [
+            KeyValue::new("gen_ai.operation.name", "text_completion"),
+            KeyValue::new("gen_ai.provider.name", "nemo"),
+            KeyValue::new("gen_ai.request.model", model),
+        ];
+        self.duration.record((end - start).as_secs_f64(), &base);
+        if let Some(first) = first {
+            self.ttft.record((first - start).as_secs_f64(), &base);
+            if produced >= 2 {
+                let tpot = (end - first).as_secs_f64() / (produced - 1) as f64;
+                self.tpot.record(tpot, &base);
+            }
+        }
+        let with_type = |kind: &'static str| {
+            let [a, b, c] = base.clone();
+            [a, b, c, KeyValue::new("gen_ai.token.type", kind)]
+        };
+        self.tokens.record(128, &with_type("input"));
+        self.tokens.record(produced, &with_type("output"));
+    }
+}
+
+fn serve(meter: &Meter, model: &'static str) {
+    let mut req = InferenceRequest::start(meter)
+        .model(model)
+        .input_tokens(128);
+    for _ in 0..TOKENS {
+        req.first_token();
+        req.add_output_tokens(black_box(1));
+    }
+    req.finish();
+}
+
+mod inference_request_200_tokens {
+    use super::*;
+
+    #[divan::bench]
+    fn baseline(bencher: Bencher) {
+        let provider = provider();
+        let hand = HandRequest::new(&provider.meter("nemo.lens"));
+        hand.serve("llama-3-8b");
+        bencher.bench_local(|| hand.serve(black_box("llama-3-8b")));
+    }
+
+    #[divan::bench]
+    fn guard(bencher: Bencher) {
+        let provider = provider();
+        let meter = Meter::from(provider.meter("nemo.lens"));
+        serve(&meter, "llama-3-8b");
+        bencher.bench_local(|| serve(&meter, black_box("llama-3-8b")));
+    }
+
+    #[divan::bench]
+    fn disabled(bencher: Bencher) {
+        let meter = Meter::noop();
+        bencher.bench_local(|| serve(&meter, black_box("llama-3-8b")));
+    }
+}
