@@ -20,10 +20,13 @@
 use std::error::Error;
 use std::time::{Duration, Instant};
 
-use nemo_lens::instruments::gym::GymMetrics;
+use nemo_lens::instruments::gym::{
+    GymMetrics, HttpMetrics, ModelServerCallMetrics, ProcessSampler, QueueMetrics, RetryReason,
+    RolloutMetrics, RolloutOutcome, SandboxMetrics,
+};
 use nemo_lens::instruments::rl::RlMetrics;
 use nemo_lens::instruments::{InferenceRequest, ModelCall};
-use nemo_lens::{EnvLookup, Instruments, NemoLensConfig, SetupOptions};
+use nemo_lens::{EnvLookup, Instruments, Meter, NemoLensConfig, SetupOptions};
 
 /// Gym servers in the simulated pool.
 const GYM_SERVERS: u64 = 4;
@@ -104,6 +107,88 @@ fn env_number(env: &EnvLookup, key: &str, default: u32) -> Result<u32, String> {
     }
 }
 
+/// One rollout on gym server `server`: it waits for a concurrency slot,
+/// sometimes starts a sandbox (with a retry now and then), calls the policy
+/// (streamed, through `ModelCall`, plus NeMo-Gym's own model-call timings),
+/// retries a dropped connection, and verifies. Returns whether verification
+/// passed and the rollout's duration in ms.
+fn gym_server_rollout(meter: &Meter, rng: &mut Rng, server: u64, step: u64) -> (bool, f64) {
+    let site = if server.is_multiple_of(2) {
+        "rollout_driver"
+    } else {
+        "judge"
+    };
+    QueueMetrics::default()
+        .site(site)
+        .wait_ms(rng.uniform(0.1, 25.0))
+        .record(meter);
+    if step % 10 == server {
+        let mut sandbox = SandboxMetrics::default()
+            .provider("docker")
+            .startup_ms(rng.uniform(300.0, 1500.0));
+        if rng.next_f64() < 0.2 {
+            sandbox = sandbox.create_retries(1);
+        }
+        sandbox.record(meter);
+    }
+
+    // The gym server asks the policy for an action, streamed in chunks.
+    let sent = Instant::now();
+    let mut call = ModelCall::start_at(meter, sent)
+        .model("policy")
+        .server_address("127.0.0.1")
+        .server_port(8000);
+    let chunks = rng.uniform(4.0, 32.0) as u64;
+    let first_chunk_s = rng.uniform(0.02, 0.2);
+    for i in 0..chunks {
+        let arrived = first_chunk_s + i as f64 * rng.uniform(0.01, 0.03);
+        call.chunk_at(sent + Duration::from_secs_f64(arrived));
+    }
+    let call_s = first_chunk_s + chunks as f64 * 0.03;
+    let call = call.input_tokens(rng.uniform(256.0, 2048.0) as u64);
+    if rng.next_f64() < 0.05 {
+        call.fail_at("rate_limited", sent + Duration::from_secs_f64(call_s));
+        HttpMetrics::default()
+            .retry_reason(RetryReason::ServerDisconnected)
+            .retries(1)
+            .record(meter);
+    } else {
+        call.output_tokens(chunks * 4)
+            .finish_at(sent + Duration::from_secs_f64(call_s));
+    }
+    ModelServerCallMetrics::default()
+        .dialect("openai_chat")
+        .server_name("policy")
+        .time_to_first_byte_ms(first_chunk_s * 1000.0)
+        .duration_ms(call_s * 1000.0)
+        .record(meter);
+    if rng.next_f64() < 0.02 {
+        HttpMetrics::default()
+            .internal(true)
+            .timeouts(1)
+            .record(meter);
+    }
+
+    let verify_ok = rng.next_f64() < 0.6 + 0.3 * (step as f64 / (step as f64 + 50.0));
+    let failed = rng.next_f64() < 0.03;
+    let outcome = if failed {
+        RolloutOutcome::Failure
+    } else {
+        RolloutOutcome::Success
+    };
+    RolloutMetrics::default()
+        .outcome(outcome)
+        .completed(1)
+        .record(meter);
+    let rollout_ms = rng.uniform(200.0, 2000.0);
+    GymMetrics::default()
+        .server_request_duration_ms(rng.uniform(5.0, 80.0))
+        .rollout_duration_ms(rollout_ms)
+        .verify_duration_ms(rng.uniform(1.0, 20.0))
+        .record(meter);
+    (verify_ok && !failed, rollout_ms)
+}
+
 fn main() {
     // Print errors with Display: they name the variable and the value.
     if let Err(e) = run() {
@@ -130,6 +215,8 @@ fn run() -> Result<(), Box<dyn Error>> {
         None => eprintln!("rank {rank} is not exporting"),
     }
     let meter = &telemetry.meter;
+    // CPU (and GPUs, with the nvml feature) every 5 s, off this thread.
+    let sampler = ProcessSampler::start(meter, Duration::from_secs(5));
 
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ u64::from(rank));
     let deadline = Instant::now() + Duration::from_secs(args.seconds);
@@ -180,36 +267,10 @@ fn run() -> Result<(), Box<dyn Error>> {
         // Rollouts: each gym server runs its environment and verifies.
         let mut successes = 0.0;
         let mut rollout_ms = 0.0;
-        for _ in 0..GYM_SERVERS {
-            let verify_ok = rng.next_f64() < 0.6 + 0.3 * (step as f64 / (step as f64 + 50.0));
+        for server in 0..GYM_SERVERS {
+            let (verify_ok, server_rollout) = gym_server_rollout(meter, &mut rng, server, step);
             successes += f64::from(u8::from(verify_ok));
-            let server_rollout = rng.uniform(200.0, 2000.0);
             rollout_ms += server_rollout;
-            // The gym server asks the policy for an action, streamed in chunks.
-            let sent = Instant::now();
-            let mut call = ModelCall::start_at(meter, sent)
-                .model("policy")
-                .server_address("127.0.0.1")
-                .server_port(8000);
-            let chunks = rng.uniform(4.0, 32.0) as u64;
-            let first_chunk_s = rng.uniform(0.02, 0.2);
-            for i in 0..chunks {
-                let arrived = first_chunk_s + i as f64 * rng.uniform(0.01, 0.03);
-                call.chunk_at(sent + Duration::from_secs_f64(arrived));
-            }
-            let call_s = first_chunk_s + chunks as f64 * 0.03;
-            let call = call.input_tokens(rng.uniform(256.0, 2048.0) as u64);
-            if rng.next_f64() < 0.05 {
-                call.fail_at("rate_limited", sent + Duration::from_secs_f64(call_s));
-            } else {
-                call.output_tokens(chunks * 4)
-                    .finish_at(sent + Duration::from_secs_f64(call_s));
-            }
-            GymMetrics::default()
-                .server_request_duration_ms(rng.uniform(5.0, 80.0))
-                .rollout_duration_ms(server_rollout)
-                .verify_duration_ms(rng.uniform(1.0, 20.0))
-                .record(meter);
         }
         GymMetrics::default()
             .verify_success_rate(successes / GYM_SERVERS as f64)
@@ -251,6 +312,7 @@ fn run() -> Result<(), Box<dyn Error>> {
         }
     }
     eprintln!("finished {step} steps");
+    sampler.stop();
     // A receiver that is gone at the end costs the last export, not the run.
     if let Err(e) = telemetry.shutdown() {
         eprintln!("demo: {e}");

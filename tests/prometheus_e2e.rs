@@ -1,6 +1,6 @@
 //! Real-server test: Debian's `prometheus` scrapes the demo every second and
-//! every one of the 23 built-in instruments must be queryable with the right
-//! labels. Ignored by default because it needs the `prometheus` binary and
+//! every built-in instrument the demo records (all but the GPU gauges, which
+//! need a GPU) must be queryable with the right labels. Ignored by default because it needs the `prometheus` binary and
 //! the demo; run it with `scripts/e2e.sh`, which installs Prometheus when
 //! missing, builds the demo and sets `NEMO_LENS_DEMO_BIN`.
 
@@ -194,6 +194,10 @@ fn prometheus_scrapes_every_builtin_instrument_from_the_demo() {
         ("server_port", "8000"),
     ];
     let scope = [("otel_scope_name", "nemo.lens")];
+    let gym_model = [
+        ("nemo_gym_model_dialect", "openai_chat"),
+        ("nemo_gym_server_name", "policy"),
+    ];
     // (series to query, labels every series must carry)
     let expected: Vec<(&str, &[(&str, &str)])> = vec![
         ("gen_ai_server_request_duration_seconds_count", &model),
@@ -232,6 +236,34 @@ fn prometheus_scrapes_every_builtin_instrument_from_the_demo() {
         ("gym_verify_duration_ms_milliseconds_count", &scope),
         ("gym_verify_success_rate", &scope),
         ("gym_servers_active", &scope),
+        // NeMo-Gym's attributed instruments.
+        (
+            "gym_concurrency_queue_wait_duration_ms_milliseconds_count{nemo_gym_concurrency_site=\"judge\"}",
+            &scope,
+        ),
+        (
+            "gym_rollout_completed_total_ratio_total{nemo_gym_rollout_outcome=\"failure\"}",
+            &scope,
+        ),
+        (
+            "gym_sandbox_startup_duration_ms_milliseconds_count",
+            &[("nemo_gym_sandbox_provider", "docker")],
+        ),
+        (
+            "gym_sandbox_create_retry_total_ratio_total",
+            &[("nemo_gym_sandbox_provider", "docker")],
+        ),
+        ("gym_model_call_duration_ms_milliseconds_count", &gym_model),
+        ("gym_model_time_to_first_byte_ms_milliseconds_count", &gym_model),
+        (
+            "gym_http_timeout_total_ratio_total",
+            &[("nemo_gym_http_internal", "true")],
+        ),
+        (
+            "gym_http_retry_total_ratio_total",
+            &[("nemo_gym_http_retry_reason", "server_disconnected")],
+        ),
+        ("gym_process_cpu_percent_percent", &scope),
     ];
     let mut instruments = std::collections::BTreeSet::new();
     for (series, labels) in &expected {
@@ -245,8 +277,10 @@ fn prometheus_scrapes_every_builtin_instrument_from_the_demo() {
         let name = series.split('{').next().unwrap_or(series);
         instruments.insert(name.trim_end_matches("_count").to_owned());
     }
-    // The two token-usage queries are one instrument: 23 in all.
-    assert_eq!(instruments.len(), 23, "{instruments:?}");
+    // The two token-usage queries are one instrument: 23 built-in sets'
+    // instruments, plus NeMo-Gym's 9 that the demo records without a GPU
+    // (the three GPU gauges need one).
+    assert_eq!(instruments.len(), 32, "{instruments:?}");
 
     // error.type: on the durations of failed, cancelled and dropped work
     // only, never on TTFT/TPOT.

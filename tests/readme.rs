@@ -1,7 +1,10 @@
 //! The README's table of built-in instruments is generated knowledge: check it
 //! against the descriptors so it cannot drift from the code.
 
-use nemo_lens::instruments::gym::GymMetrics;
+use nemo_lens::instruments::gym::{
+    GpuMetrics, GymMetrics, HttpMetrics, ModelServerCallMetrics, ProcessCpuMetrics, QueueMetrics,
+    RolloutMetrics, SandboxMetrics,
+};
 use nemo_lens::instruments::rl::RlMetrics;
 use nemo_lens::instruments::{InferenceMetrics, ModelCallMetrics};
 use nemo_lens::Instruments;
@@ -24,6 +27,13 @@ fn readme_table_lists_every_built_in_measurement() {
         ModelCallMetrics::DESCRIPTORS,
         RlMetrics::DESCRIPTORS,
         GymMetrics::DESCRIPTORS,
+        QueueMetrics::DESCRIPTORS,
+        RolloutMetrics::DESCRIPTORS,
+        SandboxMetrics::DESCRIPTORS,
+        ModelServerCallMetrics::DESCRIPTORS,
+        HttpMetrics::DESCRIPTORS,
+        ProcessCpuMetrics::DESCRIPTORS,
+        GpuMetrics::DESCRIPTORS,
     ]
     .concat();
     assert_eq!(

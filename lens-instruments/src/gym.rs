@@ -1,7 +1,28 @@
-//! Environment ("gym") server metrics (`gym.*`), recorded without attributes.
+//! Environment ("gym") server metrics (`gym.*`).
+//!
+//! [`GymMetrics`] is Python nemo-lens's `record_gym_metrics`, without
+//! attributes. The attributed sets are the instruments NeMo-Gym's Python
+//! servers record outside nemo-lens, one set per concern: [`QueueMetrics`],
+//! [`RolloutMetrics`], [`SandboxMetrics`], [`ModelServerCallMetrics`],
+//! [`HttpMetrics`], and [`ProcessCpuMetrics`] / [`GpuMetrics`], which a
+//! [`ProcessSampler`] records for you. Fixed value sets are enums
+//! ([`RolloutOutcome`], [`RetryReason`]).
 
 use lens_core::{Instruments, Meter};
 use lens_macros::Instruments;
+
+mod attributed;
+mod gpu;
+mod sampler;
+mod values;
+
+pub use attributed::{
+    GpuMetrics, GpuMetricsSet, HttpMetrics, HttpMetricsSet, ModelServerCallMetrics,
+    ModelServerCallMetricsSet, ProcessCpuMetrics, ProcessCpuMetricsSet, QueueMetrics,
+    QueueMetricsSet, RolloutMetrics, RolloutMetricsSet, SandboxMetrics, SandboxMetricsSet,
+};
+pub use sampler::ProcessSampler;
+pub use values::{RetryReason, RolloutOutcome};
 
 /// One report of a gym server, as `record_gym_metrics` takes it in Python
 /// nemo-lens.

@@ -1,0 +1,124 @@
+//! The process sampler on this machine: the CPU gauge is exported; without a
+//! GPU (or the NVIDIA library, or the `nvml` feature) the GPU gauges are
+//! absent and one debug line says why. Its own binary, since it installs a
+//! global `tracing` subscriber to hear the sampler's thread.
+
+mod support;
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use nemo_lens::instruments::gym::ProcessSampler;
+use nemo_lens::Meter;
+use support::Harness;
+
+/// Keeps the messages of `nemo_lens` events.
+#[derive(Clone, Default)]
+struct Messages(Arc<Mutex<Vec<String>>>);
+
+impl tracing::Subscriber for Messages {
+    fn enabled(&self, metadata: &tracing::Metadata<'_>) -> bool {
+        metadata.target() == "nemo_lens"
+    }
+    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        tracing::span::Id::from_u64(1)
+    }
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, event: &tracing::Event<'_>) {
+        struct Message<'a>(&'a mut String);
+        impl tracing::field::Visit for Message<'_> {
+            fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+                if field.name() == "message" {
+                    *self.0 = format!("{value:?}");
+                }
+            }
+        }
+        let mut text = format!("{} ", event.metadata().level());
+        let mut message = String::new();
+        event.record(&mut Message(&mut message));
+        text.push_str(&message);
+        self.0.lock().unwrap().push(text);
+    }
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
+#[test]
+fn cpu_is_sampled_and_absent_gpus_are_said_once_at_debug() {
+    let messages = Messages::default();
+    tracing::subscriber::set_global_default(messages.clone()).unwrap();
+
+    let harness = Harness::new();
+    let sampler = ProcessSampler::start(&harness.meter, Duration::from_millis(200));
+    assert!(sampler.is_running());
+    // Keep a core busy so the process has CPU time to report.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let cpu = loop {
+        let spin = Instant::now();
+        while spin.elapsed() < Duration::from_millis(50) {
+            std::hint::black_box(spin.elapsed());
+        }
+        let points = harness.points_of("gym.process.cpu.percent");
+        if let Some(point) = points.into_iter().find(|p| p.number() > 0.0) {
+            break point;
+        }
+        assert!(Instant::now() < deadline, "no CPU sample within 10 s");
+    };
+    assert_eq!(cpu.unit, "%");
+    assert!(cpu.attributes.is_empty());
+    // Two cores: a busy process reads between 0 and 200 percent.
+    assert!(
+        cpu.number() > 0.0 && cpu.number() <= 200.0 + 1e-6,
+        "{}",
+        cpu.number()
+    );
+    sampler.stop();
+
+    let gpu_points: Vec<_> = harness
+        .points()
+        .into_iter()
+        .filter(|p| p.name.starts_with("gym.process.gpu."))
+        .collect();
+    let said: Vec<String> = messages.0.lock().unwrap().clone();
+    let gpu_lines: Vec<&String> = said
+        .iter()
+        .filter(|m| m.contains("GPU gauges are not recorded"))
+        .collect();
+    if gpu_points.is_empty() {
+        assert_eq!(gpu_lines.len(), 1, "one line says why: {said:?}");
+        assert!(gpu_lines[0].starts_with("DEBUG"), "{said:?}");
+    } else {
+        // A machine with NVIDIA GPUs and the nvml feature: every GPU gauge
+        // carries its index and UUID.
+        assert!(gpu_points
+            .iter()
+            .all(|p| p.attr("nemo.gym.gpu.index").is_some()
+                && p.str_attr("nemo.gym.gpu.uuid").is_some()));
+    }
+    assert!(
+        said.iter()
+            .all(|m| !m.starts_with("WARN") && !m.starts_with("ERROR")),
+        "no warning or error: {said:?}"
+    );
+}
+
+#[test]
+fn a_disabled_meter_starts_no_thread() {
+    let sampler = ProcessSampler::start(&Meter::noop(), Duration::from_millis(200));
+    assert!(!sampler.is_running());
+    sampler.stop();
+}
+
+#[test]
+fn stopping_returns_promptly_whatever_the_interval() {
+    let harness = Harness::new();
+    let sampler = ProcessSampler::start(&harness.meter, Duration::from_secs(3600));
+    let started = Instant::now();
+    drop(sampler);
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+}
