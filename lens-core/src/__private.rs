@@ -1,5 +1,5 @@
 //! The names generated code uses, and nothing else: a re-export shim over
-//! [`record`](crate::record) and the SDK, so that a derive expands to
+//! `record` (the record path) and the SDK, so that a derive expands to
 //! `::nemo_lens::__private::..` paths that survive any shadowing in the
 //! user's crate. Not public API: anything here may change in any release.
 

@@ -13,6 +13,11 @@
 //! (each spanned on the whole offending node, all reported together) and
 //! [`messages`] the text they share.
 
+#![warn(missing_docs)]
+// The stage links are for maintainers, who read this crate with
+// `cargo doc --document-private-items`.
+#![allow(rustdoc::private_intra_doc_links)]
+
 mod checked;
 mod ctxt;
 mod expand;
