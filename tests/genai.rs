@@ -126,15 +126,15 @@ fn a_failed_request_exports_its_error_type_on_the_duration_only() {
     assert_eq!(duration.str_attr("error.type"), Some("timeout"));
     assert!(harness.points_of(TTFT).is_empty(), "no TTFT on failure");
     assert!(harness.points_of(TPOT).is_empty(), "no TPOT on failure");
+    // The prompt was consumed; what was produced is no response.
     let tokens = harness.points_of(TOKENS);
-    let input = tokens
-        .iter()
-        .find(|p| p.str_attr("gen_ai.token.type") == Some("input"))
-        .unwrap();
-    assert_eq!(only_value(input), 100.0);
-    assert!(
-        tokens.iter().all(|p| p.attr("error.type").is_none()),
-        "error.type belongs on the duration: {tokens:#?}"
+    assert_eq!(tokens.len(), 1, "input tokens only: {tokens:#?}");
+    assert_eq!(tokens[0].str_attr("gen_ai.token.type"), Some("input"));
+    assert_eq!(only_value(&tokens[0]), 100.0);
+    assert_eq!(
+        tokens[0].attr("error.type"),
+        None,
+        "error.type belongs on the duration"
     );
 }
 
@@ -188,16 +188,41 @@ fn the_guard_is_send_and_static() {
     assert_send::<ModelCall>();
 }
 
+/// A disabled rank's meter has nothing to observe; what can fail here is a
+/// panic or a clock arithmetic error on a guard that never started timing.
 #[test]
-fn a_disabled_meter_records_nothing_and_builds_nothing() {
+fn a_disabled_meter_takes_every_path_without_panicking() {
     let meter = Meter::noop();
     let mut req = InferenceRequest::start(&meter).model("m").input_tokens(3);
     req.first_token();
+    req.first_token_at(Instant::now());
     req.add_output_tokens(2);
     req.finish();
     InferenceRequest::start(&meter).fail("timeout");
+    InferenceRequest::start_at(&meter, Instant::now()).finish_at(Instant::now());
     drop(InferenceRequest::start(&meter));
-    assert!(meter.instruments::<InferenceMetrics>().is_none());
+    let mut call = ModelCall::start(&meter);
+    call.chunk();
+    call.fail("timeout");
+}
+
+#[test]
+fn an_empty_error_type_is_recorded_as_other() {
+    let harness = Harness::new();
+    InferenceRequest::start(&harness.meter).fail("");
+    let duration = single(&harness, DURATION);
+    assert_eq!(duration.str_attr("error.type"), Some(DROPPED_ERROR_TYPE));
+}
+
+#[test]
+fn the_derived_setters_take_a_plain_port_literal() {
+    let harness = Harness::new();
+    InferenceMetrics::default()
+        .request_duration_s(0.1)
+        .server_port(8000)
+        .record(&harness.meter);
+    let duration = single(&harness, DURATION);
+    assert_eq!(duration.attr("server.port"), Some(&AttrValue::I64(8000)));
 }
 
 #[test]
@@ -248,7 +273,9 @@ fn a_model_call_exports_the_client_metrics() {
     let tokens = harness.points_of(TOKENS);
     assert_eq!(tokens.len(), 2, "{tokens:#?}");
 
-    let failed = ModelCall::start_at(&harness.meter, t0).model("policy");
+    let mut failed = ModelCall::start_at(&harness.meter, t0).model("policy");
+    failed.chunk_at(t0 + Duration::from_millis(10));
+    failed.chunk_at(t0 + Duration::from_millis(20));
     failed.fail_at("rate_limited", t0 + Duration::from_millis(30));
     let durations = harness.points_of("gen_ai.client.operation.duration");
     let failure = durations
@@ -256,8 +283,14 @@ fn a_model_call_exports_the_client_metrics() {
         .find(|p| p.str_attr("error.type") == Some("rate_limited"))
         .unwrap();
     assert_close(only_value(failure), 0.030);
-    assert_eq!(
-        single(&harness, "gen_ai.client.operation.time_to_first_chunk").attr("error.type"),
-        None
-    );
+    // The failed call's chunks gave no chunk timings: one of each, from the
+    // successful call.
+    for name in [
+        "gen_ai.client.operation.time_to_first_chunk",
+        "gen_ai.client.operation.time_per_output_chunk",
+    ] {
+        let point = single(&harness, name);
+        assert_eq!(point.attr("error.type"), None);
+        assert_eq!(point.attr("server.port"), Some(&AttrValue::I64(8000)));
+    }
 }

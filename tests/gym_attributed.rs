@@ -62,11 +62,10 @@ fn record_all(harness: &Harness) {
         .duration_ms(1430.0)
         .time_to_first_byte_ms(85.0)
         .record(meter);
+    // One call with both scoped attributes: each counter carries its own.
     HttpMetrics::default()
         .internal(true)
         .timeouts(1)
-        .record(meter);
-    HttpMetrics::default()
         .retry_reason(RetryReason::ServerDisconnected)
         .retries(2)
         .record(meter);
@@ -180,12 +179,15 @@ fn values_and_attributes_are_exported_typed() {
 
     let timeouts = harness.points_of("gym.http.timeout_total");
     assert_eq!(timeouts.len(), 1);
+    assert_eq!(timeouts[0].attributes.len(), 1, "{timeouts:?}");
     assert_eq!(
         timeouts[0].attr("nemo.gym.http.internal"),
         Some(&AttrValue::Bool(true))
     );
     assert_eq!(timeouts[0].number(), 1.0);
     let retries = harness.points_of("gym.http.retry_total");
+    assert_eq!(retries.len(), 1);
+    assert_eq!(retries[0].attributes.len(), 1, "{retries:?}");
     assert_eq!(
         retries[0].str_attr("nemo.gym.http.retry_reason"),
         Some("server_disconnected")
@@ -200,6 +202,20 @@ fn values_and_attributes_are_exported_typed() {
         harness.points_of("gym.process.cpu.percent")[0].number(),
         150.0
     );
+
+    let histogram = |name: &str| match &harness.points_of(name)[0].value {
+        Value::Histogram { count, sum, .. } => (*count, *sum),
+        Value::Number(_) => panic!("{name} is a histogram"),
+    };
+    assert_eq!(histogram("gym.sandbox.startup_duration_ms"), (1, 840.0));
+    assert_eq!(histogram("gym.model.call_duration_ms"), (1, 1430.0));
+    assert_eq!(histogram("gym.model.time_to_first_byte_ms"), (1, 85.0));
+    let gauge = |name: &str| harness.points_of(name)[0].number();
+    assert_eq!(gauge("gym.process.gpu.utilization_percent"), 87.0);
+    assert_eq!(gauge("gym.process.gpu.memory_used_mib"), 40_000.0);
+    let call = &harness.points_of("gym.model.time_to_first_byte_ms")[0];
+    assert_eq!(call.str_attr("nemo.gym.model.dialect"), Some("openai_chat"));
+    assert_eq!(call.str_attr("nemo.gym.server.name"), Some("policy"));
 
     let retry = harness.points_of("gym.sandbox.create_retry_total");
     assert_eq!(

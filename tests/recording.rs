@@ -356,12 +356,21 @@ fn past_the_bound_limit_records_stay_exact() {
     let models = nemo_lens::__private::BOUND_LIMIT + 50;
     for round in 0..2_u64 {
         for i in 0..models {
+            // error.type is scoped to the duration: past the limit, the
+            // unbound path must scope it too.
             InferenceMetrics::default()
                 .model(format!("model-{i}"))
                 .input_tokens(i as u64 + round)
+                .request_duration_s(1.0)
+                .error_type("timeout")
                 .record(&harness.meter);
         }
     }
+    let durations = harness.points_of("gen_ai.server.request.duration");
+    assert_eq!(durations.len(), models);
+    assert!(durations
+        .iter()
+        .all(|p| p.str_attr("error.type") == Some("timeout") && p.attributes.len() == 4));
     let points = harness.points_of("gen_ai.client.token.usage");
     assert_eq!(points.len(), models);
     for point in points {

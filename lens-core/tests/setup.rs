@@ -410,7 +410,9 @@ fn histogram_boundaries_override_a_built_in_set_at_setup() {
     let exporter = InMemoryMetricExporter::default();
     let long = [1.0, 10.0, 100.0, 2560.0];
     let handle = options(&[])
-        .histogram_boundaries("gen_ai.server.time_to_first_token", long)
+        .histogram_boundaries("gen_ai.server.time_to_first_token", [1.0, 2.0])
+        // The later call for the same histogram wins.
+        .histogram_boundaries("GEN_AI.server.time_to_first_token", long)
         .push_exporter(exporter.clone())
         .setup(&config(&[]), 0, 1)
         .unwrap();

@@ -59,6 +59,12 @@ impl<S: Ended> Guard<S> {
 
     pub fn end(mut self, at: Option<Instant>, error_type: Option<StringValue>) {
         self.ended = true;
+        // An empty error type would be exported as no error.type at all, and
+        // the failure counted as a success.
+        let error_type = error_type.map(|error| match error.as_str() {
+            "" => StringValue::from(DROPPED_ERROR_TYPE),
+            _ => error,
+        });
         if let Some(at) = at {
             self.record(at, error_type);
         }

@@ -126,7 +126,9 @@ impl ModelCall {
         self.guard.end(Some(at), None);
     }
 
-    /// Ends the call now as failed with `error_type`.
+    /// Ends the call now as failed with `error_type`: the operation duration
+    /// with `error.type`, and the token counts that were set (a provider
+    /// may bill a failed call); no chunk timings.
     pub fn fail(self, error_type: impl Into<StringValue>) {
         let now = self.guard.now();
         self.guard.end(now, Some(error_type.into()));

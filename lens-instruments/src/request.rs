@@ -14,12 +14,12 @@ use crate::timing::Measured;
 ///
 /// - [`finish`](Self::finish): request duration, time to first token, time
 ///   per output token and token usage;
-/// - [`fail`](Self::fail): request duration with `error.type`, and token
-///   usage; no time to first token or per output token, which the
-///   conventions define for successful responses only;
+/// - [`fail`](Self::fail): request duration with `error.type`, and the
+///   input tokens; no output tokens, time to first token or per output
+///   token, which the conventions define for successful responses;
 /// - dropped without either (the client went away, the task was cancelled,
-///   a panic unwound through it): request duration with `error.type =
-///   _OTHER`, recorded once.
+///   a panic unwound through it): as a failure with `error.type = _OTHER`,
+///   recorded once. An empty error type is recorded as `_OTHER` too.
 ///
 /// Time per output token is (end - first token) / (output tokens - 1),
 /// recorded when the first token was seen and at least two were produced.
@@ -161,8 +161,11 @@ impl InferenceRequest {
 impl Ended for InferenceMetrics {
     fn ended(&mut self, measured: Measured, error_type: Option<StringValue>) {
         self.request_duration_s = Some(measured.duration_s);
-        self.output_tokens = measured.outputs;
+        // A failed request records its duration and the prompt it was given;
+        // what it produced is not a response, so neither are its token count
+        // and timings.
         if error_type.is_none() {
+            self.output_tokens = measured.outputs;
             self.time_to_first_token_s = measured.to_first_s;
             self.time_per_output_token_s = measured.per_output_s;
         }

@@ -370,7 +370,14 @@ fn attribute(cx: &mut Ctxt, attr: &syn::Attribute) -> Option<AttributeDecl> {
                     syn::punctuated::Punctuated::<Ident, Token![,]>::parse_terminated,
                     group.stream(),
                 )?;
-                if keys.first(cx, "only", quote!(#name #group)) {
+                let node = quote!(#name #group);
+                if fields.is_empty() {
+                    cx.error(
+                        &node,
+                        "only(..) lists the measurement fields the attribute is attached to, \
+                         and lists none; name at least one, or remove only(..) to attach it to all",
+                    );
+                } else if keys.first(cx, "only", &node) {
                     decl.only = Some(fields.into_iter().collect());
                 }
                 continue;

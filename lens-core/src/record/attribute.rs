@@ -10,6 +10,10 @@ use super::bound::KeyPart;
 /// A type an `#[attribute]` field may hold. Empty strings count as absent,
 /// as `if model:` does in Python nemo-lens.
 ///
+/// The two methods must describe the same value: a set exports the value
+/// built from [`key_part`](Self::key_part) while it binds handles per value,
+/// and the one from [`to_value`](Self::to_value) past its bound limit.
+///
 /// Implement it for your own types, typically an enum of the values an
 /// attribute may take, so that a misspelled value does not compile and the
 /// series count stays bounded:

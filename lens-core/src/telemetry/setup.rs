@@ -138,7 +138,8 @@ impl SetupOptions {
     /// stop at 10 s while a long-context server's first token can take
     /// minutes). Applies to built-in and custom sets alike, through an SDK
     /// view; boundaries must be finite and strictly increasing, checked by
-    /// [`setup`](Self::setup).
+    /// [`setup`](Self::setup). A later call for the same name replaces an
+    /// earlier one.
     ///
     /// ```
     /// use nemo_lens::SetupOptions;
@@ -153,8 +154,13 @@ impl SetupOptions {
         instrument: impl Into<String>,
         boundaries: impl IntoIterator<Item = f64>,
     ) -> Self {
+        let instrument = instrument.into();
+        // The SDK applies the first matching view only: a later call for the
+        // same histogram replaces the earlier one, as builders do.
+        self.buckets
+            .retain(|b| !b.instrument.eq_ignore_ascii_case(&instrument));
         self.buckets.push(BucketOverride {
-            instrument: instrument.into(),
+            instrument,
             boundaries: boundaries.into_iter().collect(),
         });
         self

@@ -151,8 +151,13 @@ pub struct HttpMetrics {
 #[derive(Instruments, Default, Debug, Clone)]
 #[instruments(crate = "lens_core")]
 pub struct ProcessCpuMetrics {
-    /// This process's CPU utilization, sampled inline at span boundaries.
-    #[gauge("gym.process.cpu.percent", unit = "%")]
+    /// This process's CPU, in percent of one logical core (up to 100 ×
+    /// cores). The exported description is NeMo-Gym's wording.
+    #[gauge(
+        "gym.process.cpu.percent",
+        unit = "%",
+        description = "This process's CPU utilization, sampled inline at span boundaries."
+    )]
     pub cpu_percent: Option<f64>,
 }
 
@@ -160,16 +165,29 @@ pub struct ProcessCpuMetrics {
 #[derive(Instruments, Default, Debug, Clone)]
 #[instruments(crate = "lens_core")]
 pub struct GpuMetrics {
-    /// GPU compute (SM) utilization, sampled periodically via nvidia-smi.
-    #[gauge("gym.process.gpu.utilization_percent", unit = "%")]
+    /// GPU compute (SM) utilization in percent, read through NVML. The
+    /// exported description is NeMo-Gym's wording.
+    #[gauge(
+        "gym.process.gpu.utilization_percent",
+        unit = "%",
+        description = "GPU compute (SM) utilization, sampled periodically via nvidia-smi."
+    )]
     pub utilization_percent: Option<f64>,
 
-    /// GPU memory in use, sampled periodically via nvidia-smi.
-    #[gauge("gym.process.gpu.memory_used_mib", unit = "MiB")]
+    /// GPU memory in use, in MiB, read through NVML.
+    #[gauge(
+        "gym.process.gpu.memory_used_mib",
+        unit = "MiB",
+        description = "GPU memory in use, sampled periodically via nvidia-smi."
+    )]
     pub memory_used_mib: Option<f64>,
 
-    /// GPU total memory, sampled periodically via nvidia-smi.
-    #[gauge("gym.process.gpu.memory_total_mib", unit = "MiB")]
+    /// GPU total memory, in MiB, read through NVML.
+    #[gauge(
+        "gym.process.gpu.memory_total_mib",
+        unit = "MiB",
+        description = "GPU total memory, sampled periodically via nvidia-smi."
+    )]
     pub memory_total_mib: Option<f64>,
 
     /// The GPU's index (`nemo.gym.gpu.index`).

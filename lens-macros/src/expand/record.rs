@@ -3,8 +3,8 @@
 //! Each `Some` field is checked, then recorded through its bound handle. For a
 //! struct with `#[attribute]` fields the handles come from the set's
 //! `BoundMap`, keyed by the attribute values; when that map is full the call
-//! falls back to unbound records with the attribute list built on the stack of
-//! a `Vec`, which exports exactly the same series.
+//! falls back to unbound records with the attribute list built per call in a
+//! `Vec`, which exports exactly the same series.
 
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};

@@ -4,6 +4,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use crate::checked::Checked;
+use crate::kind::FieldType;
 use crate::model::Role;
 
 /// `impl Struct { fn field(mut self, value) -> Self }` for every field.
@@ -18,6 +19,9 @@ pub(super) fn setters(checked: &Checked, p: &TokenStream) -> TokenStream {
         let doc = format!("Sets [`{name}`](Self::{name}). {what}");
         let (param, value) = match field.role {
             Role::Instrument(_) => (quote!(value: #ty), quote!(value)),
+            // A literal such as `8000` is an i32 until told otherwise, and
+            // `u16: From<i32>` does not exist: scalars take their own type.
+            Role::Attribute(_) if is_scalar(ty) => (quote!(value: #ty), quote!(value)),
             Role::Attribute(_) => (
                 quote!(value: impl ::core::convert::Into<#ty>),
                 quote!(::core::convert::Into::into(value)),
@@ -39,4 +43,15 @@ pub(super) fn setters(checked: &Checked, p: &TokenStream) -> TokenStream {
             #(#setters)*
         }
     }
+}
+
+/// `bool` or a primitive number, written as a bare name.
+fn is_scalar(ty: &syn::Type) -> bool {
+    let syn::Type::Path(path) = ty else {
+        return false;
+    };
+    path.qself.is_none()
+        && path.path.get_ident().is_some_and(|ident| {
+            ident == "bool" || FieldType::SUPPORTED.iter().any(|number| ident == number)
+        })
 }
