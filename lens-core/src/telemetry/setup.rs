@@ -16,6 +16,7 @@ use super::config::{ExporterKind, NemoLensConfig};
 use super::env::{parse_number, ConfigError, EnvLookup};
 use super::handle::{Active, Stopper, TelemetryHandle};
 use super::resource::{self, ResourceInputs};
+use super::resource_labels::PrometheusResourceLabels;
 use super::strategy::{ExportStrategy, RankContext};
 use crate::Meter;
 
@@ -85,6 +86,7 @@ pub struct SetupOptions {
     shutdown_timeout: Duration,
     probe_gpus: bool,
     set_global: bool,
+    prometheus_resource_labels: Option<PrometheusResourceLabels>,
 }
 
 impl Default for SetupOptions {
@@ -119,6 +121,7 @@ impl SetupOptions {
             shutdown_timeout: Duration::from_secs(5),
             probe_gpus: true,
             set_global: true,
+            prometheus_resource_labels: None,
         }
     }
 
@@ -192,6 +195,14 @@ impl SetupOptions {
     /// provider (default true).
     pub fn set_global(mut self, set: bool) -> Self {
         self.set_global = set;
+        self
+    }
+
+    /// The resource attributes the Prometheus endpoint puts on every series,
+    /// instead of `NEMO_LENS_PROMETHEUS_RESOURCE_LABELS`
+    /// ([`NemoLensConfig::prometheus_resource_labels`]).
+    pub fn prometheus_resource_labels(mut self, labels: PrometheusResourceLabels) -> Self {
+        self.prometheus_resource_labels = Some(labels);
         self
     }
 
@@ -274,7 +285,12 @@ fn setup(
     match options.install {
         Some(install) => builder = install(builder, config.export_interval),
         None => {
-            builder = install_exporter(config, builder, &mut stoppers, &mut prometheus_addr)?;
+            let labels = options
+                .prometheus_resource_labels
+                .as_ref()
+                .unwrap_or(&config.prometheus_resource_labels);
+            builder =
+                install_exporter(config, labels, builder, &mut stoppers, &mut prometheus_addr)?;
         }
     }
     let provider = builder.build();
@@ -339,12 +355,18 @@ fn rank_context(
 
 fn install_exporter(
     config: &NemoLensConfig,
+    prometheus_resource_labels: &PrometheusResourceLabels,
     builder: MeterProviderBuilder,
     stoppers: &mut Vec<Stopper>,
     prometheus_addr: &mut Option<SocketAddr>,
 ) -> Result<MeterProviderBuilder, SetupError> {
     // Unused without some exporter features.
-    let _ = (&stoppers, &prometheus_addr, &builder);
+    let _ = (
+        &stoppers,
+        &prometheus_addr,
+        &builder,
+        prometheus_resource_labels,
+    );
     match config.exporter {
         ExporterKind::Otlp => {
             #[cfg(feature = "otlp")]
@@ -367,8 +389,10 @@ fn install_exporter(
         ExporterKind::Prometheus => {
             #[cfg(feature = "prometheus")]
             {
-                let (reader, mut server) =
-                    crate::export::prometheus::build(config.prometheus_addr)?;
+                let (reader, mut server) = crate::export::prometheus::build(
+                    config.prometheus_addr,
+                    prometheus_resource_labels,
+                )?;
                 *prometheus_addr = Some(server.local_addr());
                 stoppers.push(Box::new(move |_| server.stop()));
                 Ok(builder.with_reader(reader))
