@@ -1,4 +1,8 @@
 //! Environment ("gym") server metrics (`gym.*`), recorded without attributes.
+//!
+//! `unit_in_name` marks the Python names that spell their unit
+//! (`gym.verify.duration_ms` with unit `ms`): they are kept for parity, so
+//! both languages feed one series, `gym_verify_duration_ms_milliseconds`.
 
 use lens_core::{Instruments, Meter};
 use lens_macros::Instruments;
@@ -17,15 +21,15 @@ use lens_macros::Instruments;
 #[instruments(crate = "lens_core")]
 pub struct GymMetrics {
     /// Gym server request duration in milliseconds.
-    #[histogram("gym.server.request_duration_ms", unit = "ms")]
+    #[histogram("gym.server.request_duration_ms", unit = "ms", unit_in_name)]
     pub server_request_duration_ms: Option<f64>,
 
     /// Rollout collection duration in milliseconds.
-    #[histogram("gym.rollout.duration_ms", unit = "ms")]
+    #[histogram("gym.rollout.duration_ms", unit = "ms", unit_in_name)]
     pub rollout_duration_ms: Option<f64>,
 
     /// Verification endpoint duration in milliseconds.
-    #[histogram("gym.verify.duration_ms", unit = "ms")]
+    #[histogram("gym.verify.duration_ms", unit = "ms", unit_in_name)]
     pub verify_duration_ms: Option<f64>,
 
     /// Fraction of successful verifications.
