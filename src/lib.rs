@@ -24,8 +24,8 @@
 #![warn(missing_docs)]
 
 pub use lens_core::{
-    get_meter, AttributeValue, Descriptor, InstrumentKind, Instruments, KeyPart, Meter,
-    PrometheusNames, SetSlot, ValueType, WeakMeter,
+    get_meter, prometheus_label, AttributeValue, Descriptor, InstrumentKind, Instruments, KeyPart,
+    Meter, PrometheusNames, SetSlot, ValueType, WeakMeter,
 };
 
 /// The console exporter, for custom pipelines.

@@ -22,7 +22,7 @@ pub use descriptor::{Descriptor, InstrumentKind, ValueType};
 pub use global::get_meter;
 pub use instruments::Instruments;
 pub use meter::{Meter, WeakMeter};
-pub use prometheus_names::PrometheusNames;
+pub use prometheus_names::{prometheus_label, PrometheusNames};
 pub use record::{AttributeValue, KeyPart};
 
 pub mod export;

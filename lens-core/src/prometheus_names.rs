@@ -52,6 +52,12 @@ impl PrometheusNames {
     }
 }
 
+/// The Prometheus label an attribute key becomes: every character outside
+/// `[A-Za-z0-9:]` is `_` (`gen_ai.token.type` is `gen_ai_token_type`).
+pub fn prometheus_label(key: &str) -> String {
+    lens_naming::label_name(key)
+}
+
 impl Descriptor {
     /// The metric family name this instrument is scraped as: for
     /// `rl.generation.duration_ms` with unit `ms`,
