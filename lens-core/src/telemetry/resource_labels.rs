@@ -11,11 +11,12 @@ use super::env::ConfigError;
 /// Lens's dashboards select on (`{service_name=~"$service",
 /// nemo_run_id=~"$run_id"}`) plus the rank identity, so they work out of the
 /// box. The labels are constant for a process, so they add no series within
-/// a run; they add bytes to every sample line of every scrape and to the
-/// index. [`All`](Self::All) copies the whole resource (about 15 to 30
-/// attributes: `telemetry.sdk.*`, host, process, Slurm, Kubernetes), which
-/// several times the size of a scrape of the built-in sets; use it only when
-/// dashboards need those labels.
+/// a run (a new run or rank is a new series either way, through
+/// `nemo.run.id`); they add bytes to every sample line of every scrape and
+/// to the index. [`All`](Self::All) copies the whole resource (about 15 to
+/// 30 attributes: `telemetry.sdk.*`, host, process, Slurm, Kubernetes). One
+/// scrape of the demo (153 samples) is 25.0 kB with `none`, 40.5 kB with the
+/// default and 66.8 kB with `all`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PrometheusResourceLabels {
     /// Every resource attribute (`all`).
