@@ -77,7 +77,9 @@ fn variable(name: &str, label: &str, query: &str) -> Value {
         "type": "query",
         "datasource": datasource(),
         "definition": query,
-        "query": { "query": query, "refId": format!("{name}-values") },
+        // The plain-string form every Grafana version reads (newer ones
+        // migrate it to their query object).
+        "query": query,
         "refresh": 2,
         "includeAll": true,
         "allValue": ".*",
