@@ -285,12 +285,15 @@ fn setup(
     match options.install {
         Some(install) => builder = install(builder, config.export_interval),
         None => {
-            let labels = options
+            // The option wins over the configuration it overrides.
+            let overridden = options
                 .prometheus_resource_labels
-                .as_ref()
-                .unwrap_or(&config.prometheus_resource_labels);
-            builder =
-                install_exporter(config, labels, builder, &mut stoppers, &mut prometheus_addr)?;
+                .map(|labels| NemoLensConfig {
+                    prometheus_resource_labels: labels,
+                    ..config.clone()
+                });
+            let config = overridden.as_ref().unwrap_or(config);
+            builder = install_exporter(config, builder, &mut stoppers, &mut prometheus_addr)?;
         }
     }
     let provider = builder.build();
@@ -355,18 +358,12 @@ fn rank_context(
 
 fn install_exporter(
     config: &NemoLensConfig,
-    prometheus_resource_labels: &PrometheusResourceLabels,
     builder: MeterProviderBuilder,
     stoppers: &mut Vec<Stopper>,
     prometheus_addr: &mut Option<SocketAddr>,
 ) -> Result<MeterProviderBuilder, SetupError> {
     // Unused without some exporter features.
-    let _ = (
-        &stoppers,
-        &prometheus_addr,
-        &builder,
-        prometheus_resource_labels,
-    );
+    let _ = (&stoppers, &prometheus_addr, &builder);
     match config.exporter {
         ExporterKind::Otlp => {
             #[cfg(feature = "otlp")]
@@ -391,7 +388,7 @@ fn install_exporter(
             {
                 let (reader, mut server) = crate::export::prometheus::build(
                     config.prometheus_addr,
-                    prometheus_resource_labels,
+                    &config.prometheus_resource_labels,
                 )?;
                 *prometheus_addr = Some(server.local_addr());
                 stoppers.push(Box::new(move |_| server.stop()));
