@@ -24,20 +24,28 @@
 #![warn(missing_docs)]
 
 pub use lens_core::{
-    get_meter, AttributeValue, Descriptor, InstrumentKind, Instruments, KeyPart, Meter, SetSlot,
-    ValueType, WeakMeter,
+    get_meter, prometheus_label, AttributeValue, Descriptor, InstrumentKind, Instruments, KeyPart,
+    Meter, PrometheusNames, SetSlot, ValueType, WeakMeter,
 };
 
 /// The console exporter, for custom pipelines.
 #[cfg(feature = "console")]
 pub use lens_core::export::console::ConsoleExporter;
+/// Serving `/metrics` from your own HTTP server: [`PrometheusRenderer`](prometheus::PrometheusRenderer)
+/// renders the exposition and its content type (see `examples/axum_metrics.rs`).
+#[cfg(feature = "prometheus")]
+pub mod prometheus {
+    pub use lens_core::export::prometheus::{
+        Exposition, PrometheusReader, PrometheusRenderer, RenderError, CONTENT_TYPE,
+    };
+}
 /// Telemetry setup: configuration from the environment, rank selection,
 /// resource and exporters.
 pub use lens_core::telemetry;
 pub use lens_core::{
     register_export_strategy, setup_telemetry, ConfigError, EnvLookup, ExportStrategy,
-    ExporterKind, NemoLensConfig, OtlpProtocol, RankContext, SetupError, SetupOptions,
-    ShutdownError, TelemetryHandle,
+    ExporterKind, NemoLensConfig, OtlpProtocol, PrometheusResourceLabels, RankContext, SetupError,
+    SetupOptions, ShutdownError, TelemetryHandle,
 };
 
 /// Derives [`Instruments`](trait@Instruments) for a struct of `Option<..>`

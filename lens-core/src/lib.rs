@@ -11,6 +11,7 @@ mod descriptor;
 mod global;
 mod instruments;
 mod meter;
+mod prometheus_names;
 mod record;
 
 #[doc(hidden)]
@@ -21,6 +22,7 @@ pub use descriptor::{Descriptor, InstrumentKind, ValueType};
 pub use global::get_meter;
 pub use instruments::Instruments;
 pub use meter::{Meter, WeakMeter};
+pub use prometheus_names::{prometheus_label, PrometheusNames};
 pub use record::{AttributeValue, KeyPart};
 
 pub mod export;
@@ -28,6 +30,6 @@ pub mod telemetry;
 
 pub use telemetry::{
     register_export_strategy, setup_telemetry, ConfigError, EnvLookup, ExportStrategy,
-    ExporterKind, NemoLensConfig, OtlpProtocol, RankContext, SetupError, SetupOptions,
-    ShutdownError, TelemetryHandle,
+    ExporterKind, NemoLensConfig, OtlpProtocol, PrometheusResourceLabels, RankContext, SetupError,
+    SetupOptions, ShutdownError, TelemetryHandle,
 };

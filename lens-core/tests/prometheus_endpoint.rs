@@ -7,6 +7,7 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use lens_core::telemetry::{EnvLookup, NemoLensConfig, SetupError, SetupOptions};
+use lens_core::Descriptor;
 use opentelemetry::KeyValue;
 
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -206,4 +207,291 @@ fn busy_port_is_an_error_naming_the_address() {
         err.to_string().contains(&format!("127.0.0.1:{port}")),
         "{err}"
     );
+}
+
+/// The label set of the first sample line of `metric`.
+fn labels_of<'a>(body: &'a str, metric: &str) -> &'a str {
+    body.lines()
+        .find(|l| l.starts_with(&format!("{metric}{{")))
+        .and_then(|l| l.split_once('{'))
+        .and_then(|(_, rest)| rest.rsplit_once('}'))
+        .map(|(labels, _)| labels)
+        .unwrap_or_else(|| panic!("no {metric} in\n{body}"))
+}
+
+fn scrape(addr: SocketAddr) -> String {
+    let response = get(addr, "GET /metrics HTTP/1.1\r\n\r\n");
+    assert!(response.starts_with("HTTP/1.1 200 OK"), "{response}");
+    response.split("\r\n\r\n").nth(1).unwrap().to_owned()
+}
+
+#[test]
+fn resource_attributes_are_labels_on_every_series_as_configured() {
+    let _serial = serial();
+    let identity = [
+        "service_name=\"rust_peer\"",
+        "service_instance_id=\"runP-rank0\"",
+        "nemo_run_id=\"runP\"",
+        "dl_rank=\"0\"",
+    ];
+    let mut sizes = Vec::new();
+    for (setting, present, absent) in [
+        // The default: what Lens's dashboards select on, and the rank.
+        (
+            None,
+            &identity[..],
+            &["process_pid=", "telemetry_sdk_name="][..],
+        ),
+        (
+            Some("all"),
+            &[
+                "service_name=\"rust_peer\"",
+                "process_pid=",
+                "telemetry_sdk_name=\"opentelemetry\"",
+            ][..],
+            &[][..],
+        ),
+        (
+            Some("none"),
+            &[][..],
+            &["service_name=", "nemo_run_id="][..],
+        ),
+        (
+            Some("nemo.run.id,missing.key"),
+            &["nemo_run_id=\"runP\""][..],
+            &["service_name=", "missing_key="][..],
+        ),
+    ] {
+        let mut config = config("0");
+        if let Some(setting) = setting {
+            config.prometheus_resource_labels =
+                lens_core::telemetry::PrometheusResourceLabels::parse(
+                    "NEMO_LENS_PROMETHEUS_RESOURCE_LABELS",
+                    setting,
+                )
+                .unwrap();
+        }
+        let handle = options().setup(&config, 0, 1).unwrap();
+        let meter = handle.meter.otel();
+        meter.f64_gauge("rl.reward.mean").build().record(0.5, &[]);
+        meter
+            .f64_histogram("rl.generation.duration_ms")
+            .with_unit("ms")
+            .build()
+            .record(12.0, &[KeyValue::new("app.kind", "x")]);
+        let body = scrape(handle.prometheus_addr().unwrap());
+        for metric in [
+            "rl_reward_mean",
+            "rl_generation_duration_ms_milliseconds_bucket",
+        ] {
+            let labels = labels_of(&body, metric);
+            for want in present {
+                assert!(
+                    labels.contains(want),
+                    "{setting:?}: {metric} lacks {want}: {labels}"
+                );
+            }
+            for unwanted in absent {
+                assert!(
+                    !labels.contains(unwanted),
+                    "{setting:?}: {metric} has {unwanted}: {labels}"
+                );
+            }
+        }
+        // target_info keeps the whole resource whatever the selection.
+        let target = labels_of(&body, "target_info");
+        for want in identity.iter().chain(&["process_pid="]) {
+            assert!(
+                target.contains(want),
+                "{setting:?}: target_info lacks {want}"
+            );
+        }
+        sizes.push((setting.unwrap_or("default"), body.len()));
+        handle.shutdown().unwrap();
+    }
+    // The series-size trade-off the docs describe, printed with --nocapture.
+    println!("scrape size by resource-label setting (bytes): {sizes:?}");
+    let size = |s: &str| sizes.iter().find(|(k, _)| *k == s).unwrap().1;
+    assert!(
+        size("none") < size("default") && size("default") < size("all"),
+        "{sizes:?}"
+    );
+}
+
+#[test]
+fn setup_option_overrides_the_configured_resource_labels() {
+    let _serial = serial();
+    let handle = options()
+        .prometheus_resource_labels(lens_core::telemetry::PrometheusResourceLabels::None)
+        .setup(&config("0"), 0, 1)
+        .unwrap();
+    handle
+        .meter
+        .otel()
+        .f64_gauge("rl.entropy")
+        .build()
+        .record(1.0, &[]);
+    let body = scrape(handle.prometheus_addr().unwrap());
+    let labels = labels_of(&body, "rl_entropy");
+    assert!(!labels.contains("service_name"), "{labels}");
+    handle.shutdown().unwrap();
+}
+
+/// Records one value into every built-in instrument exactly as the derive
+/// declares it (name, kind, value type, unit, description, buckets, static
+/// attributes), from the descriptors alone, so instruments added later are
+/// covered without editing this test.
+fn record_from_descriptors(meter: &opentelemetry::metrics::Meter, sets: &[&[Descriptor]]) {
+    use lens_core::{InstrumentKind as K, ValueType as V};
+    for d in sets.iter().flat_map(|s| s.iter()) {
+        let attrs: Vec<KeyValue> = d
+            .attribute_keys
+            .iter()
+            .map(|k| {
+                let fixed = d.static_attributes.iter().find(|(sk, _)| sk == k);
+                KeyValue::new(*k, fixed.map_or("v", |(_, v)| *v))
+            })
+            .collect();
+        let buckets = d.buckets.map(<[f64]>::to_vec);
+        match (d.kind, d.value_type) {
+            (K::Histogram, V::U64) => {
+                let mut b = meter
+                    .u64_histogram(d.name)
+                    .with_unit(d.unit)
+                    .with_description(d.description);
+                if let Some(bounds) = buckets {
+                    b = b.with_boundaries(bounds);
+                }
+                b.build().record(3, &attrs);
+            }
+            (K::Histogram, _) => {
+                let mut b = meter
+                    .f64_histogram(d.name)
+                    .with_unit(d.unit)
+                    .with_description(d.description);
+                if let Some(bounds) = buckets {
+                    b = b.with_boundaries(bounds);
+                }
+                b.build().record(3.0, &attrs);
+            }
+            (K::Gauge, V::U64) => meter
+                .u64_gauge(d.name)
+                .with_unit(d.unit)
+                .build()
+                .record(3, &attrs),
+            (K::Gauge, V::I64) => meter
+                .i64_gauge(d.name)
+                .with_unit(d.unit)
+                .build()
+                .record(3, &attrs),
+            (K::Gauge, V::F64) => meter
+                .f64_gauge(d.name)
+                .with_unit(d.unit)
+                .build()
+                .record(3.0, &attrs),
+            (K::Counter, V::F64) => meter
+                .f64_counter(d.name)
+                .with_unit(d.unit)
+                .build()
+                .add(3.0, &attrs),
+            (K::Counter, _) => meter
+                .u64_counter(d.name)
+                .with_unit(d.unit)
+                .build()
+                .add(3, &attrs),
+            (K::UpDownCounter, V::F64) => meter
+                .f64_up_down_counter(d.name)
+                .with_unit(d.unit)
+                .build()
+                .add(3.0, &attrs),
+            (K::UpDownCounter, _) => meter
+                .i64_up_down_counter(d.name)
+                .with_unit(d.unit)
+                .build()
+                .add(3, &attrs),
+        }
+    }
+}
+
+#[test]
+fn descriptor_prometheus_names_are_what_the_endpoint_exports_for_every_builtin_instrument() {
+    use nemo_lens::instruments::{gym::GymMetrics, rl::RlMetrics, InferenceMetrics};
+    use nemo_lens::Instruments;
+
+    let _serial = serial();
+    let handle = options().setup(&config("0"), 0, 1).unwrap();
+    let sets = [
+        InferenceMetrics::DESCRIPTORS,
+        RlMetrics::DESCRIPTORS,
+        GymMetrics::DESCRIPTORS,
+    ];
+    record_from_descriptors(handle.meter.otel(), &sets);
+    // A counter and an up-down counter too, which no built-in set has yet.
+    let extra = [
+        Descriptor {
+            field: "requests",
+            name: "app.requests",
+            kind: lens_core::InstrumentKind::Counter,
+            value_type: lens_core::ValueType::U64,
+            unit: "{request}",
+            description: "Requests.",
+            buckets: None,
+            attribute_keys: &["http.route"],
+            static_attributes: &[],
+        },
+        Descriptor {
+            field: "queue_bytes",
+            name: "app.queue.size",
+            kind: lens_core::InstrumentKind::UpDownCounter,
+            value_type: lens_core::ValueType::I64,
+            unit: "By",
+            description: "Queued bytes.",
+            buckets: None,
+            attribute_keys: &[],
+            static_attributes: &[],
+        },
+    ];
+    record_from_descriptors(handle.meter.otel(), &[&extra]);
+    let body = scrape(handle.prometheus_addr().unwrap());
+
+    let mut checked = 0;
+    for d in sets.iter().flat_map(|s| s.iter()).chain(&extra) {
+        let names = d.prometheus_names();
+        let type_line = format!("# TYPE {} {}", names.family, names.metric_type);
+        assert!(
+            body.lines().any(|l| l == type_line),
+            "{}: no `{type_line}` in\n{body}",
+            d.name
+        );
+        for sample in &names.samples {
+            let labels = labels_of(&body, sample);
+            for label in &names.labels {
+                assert!(
+                    labels.contains(&format!("{label}=")),
+                    "{sample} lacks label {label}: {labels}"
+                );
+            }
+        }
+        checked += 1;
+    }
+    // Every sample family in the scrape is some descriptor's (or target_info).
+    let families: std::collections::BTreeSet<&str> = body
+        .lines()
+        .filter_map(|l| l.strip_prefix("# TYPE "))
+        .filter_map(|l| l.split(' ').next())
+        .collect();
+    let known: std::collections::BTreeSet<String> = sets
+        .iter()
+        .flat_map(|s| s.iter())
+        .chain(&extra)
+        .map(|d| d.prometheus_name())
+        .chain(["target_info".to_owned()])
+        .collect();
+    let unknown: Vec<_> = families.iter().filter(|f| !known.contains(**f)).collect();
+    assert!(
+        unknown.is_empty(),
+        "families no descriptor predicts: {unknown:?}"
+    );
+    assert!(checked >= 20, "{checked}");
+    handle.shutdown().unwrap();
 }

@@ -7,6 +7,11 @@
 //! [`HttpMetrics`], and [`ProcessCpuMetrics`] / [`GpuMetrics`], which a
 //! [`ProcessSampler`] records for you. Fixed value sets are enums
 //! ([`RolloutOutcome`], [`RetryReason`]).
+//!
+//! `unit_in_name` marks the names that spell their unit
+//! (`gym.verify.duration_ms` with unit `ms`): Python and NeMo-Gym chose them,
+//! so they are kept for parity and both languages feed one series,
+//! `gym_verify_duration_ms_milliseconds`.
 
 use lens_core::{Instruments, Meter};
 use lens_macros::Instruments;
@@ -38,15 +43,15 @@ pub use values::{RetryReason, RolloutOutcome};
 #[instruments(crate = "lens_core")]
 pub struct GymMetrics {
     /// Gym server request duration in milliseconds.
-    #[histogram("gym.server.request_duration_ms", unit = "ms")]
+    #[histogram("gym.server.request_duration_ms", unit = "ms", unit_in_name)]
     pub server_request_duration_ms: Option<f64>,
 
     /// Rollout collection duration in milliseconds.
-    #[histogram("gym.rollout.duration_ms", unit = "ms")]
+    #[histogram("gym.rollout.duration_ms", unit = "ms", unit_in_name)]
     pub rollout_duration_ms: Option<f64>,
 
     /// Verification endpoint duration in milliseconds.
-    #[histogram("gym.verify.duration_ms", unit = "ms")]
+    #[histogram("gym.verify.duration_ms", unit = "ms", unit_in_name)]
     pub verify_duration_ms: Option<f64>,
 
     /// Fraction of successful verifications.

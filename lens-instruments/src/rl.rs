@@ -1,5 +1,9 @@
 //! Reinforcement-learning trainer metrics (`rl.*`), recorded without
 //! attributes.
+//!
+//! `unit_in_name` marks the Python names that spell their unit
+//! (`rl.generation.duration_ms` with unit `ms`): they are kept for parity, so
+//! both languages feed one series, `rl_generation_duration_ms_milliseconds`.
 
 use lens_core::{Instruments, Meter};
 use lens_macros::Instruments;
@@ -49,15 +53,15 @@ pub struct RlMetrics {
     pub learning_rate: Option<f64>,
 
     /// Training throughput in tokens per second.
-    #[gauge("rl.throughput.tokens_per_sec", unit = "{token}/s")]
+    #[gauge("rl.throughput.tokens_per_sec", unit = "{token}/s", unit_in_name)]
     pub throughput_tokens_per_sec: Option<f64>,
 
     /// Duration of text generation in milliseconds.
-    #[histogram("rl.generation.duration_ms", unit = "ms")]
+    #[histogram("rl.generation.duration_ms", unit = "ms", unit_in_name)]
     pub generation_duration_ms: Option<f64>,
 
     /// Duration of rollout collection in milliseconds.
-    #[histogram("rl.rollout.duration_ms", unit = "ms")]
+    #[histogram("rl.rollout.duration_ms", unit = "ms", unit_in_name)]
     pub rollout_duration_ms: Option<f64>,
 }
 

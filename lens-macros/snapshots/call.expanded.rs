@@ -62,7 +62,7 @@ const _: () = {
             },
             ::nemo_lens::__private::Descriptor {
                 field: "bytes",
-                name: "app.call.bytes",
+                name: "app.call.received",
                 kind: ::nemo_lens::__private::InstrumentKind::Counter,
                 value_type: ::nemo_lens::__private::ValueType::U64,
                 unit: "By",
@@ -79,7 +79,7 @@ const _: () = {
                 .with_unit("s")
                 .build();
             let __i1 = meter
-                .u64_counter("app.call.bytes")
+                .u64_counter("app.call.received")
                 .with_description("Bytes received.")
                 .with_unit("By")
                 .build();
@@ -164,7 +164,7 @@ const _: () = {
                                 }
                                 ::nemo_lens::__private::Err(__why) => {
                                     set.__warnings
-                                        .dropped_value("bytes", "app.call.bytes", &__raw, __why)
+                                        .dropped_value("bytes", "app.call.received", &__raw, __why)
                                 }
                             }
                         }
@@ -224,7 +224,7 @@ const _: () = {
                         }
                         ::nemo_lens::__private::Err(__why) => {
                             set.__warnings
-                                .dropped_value("bytes", "app.call.bytes", &__raw, __why)
+                                .dropped_value("bytes", "app.call.received", &__raw, __why)
                         }
                     }
                 }

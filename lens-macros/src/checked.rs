@@ -28,6 +28,8 @@ pub struct Instrument<'a> {
     pub unit: String,
     pub description: String,
     pub buckets: Option<Vec<f64>>,
+    /// Whether the declaration says the name spells its unit on purpose.
+    pub unit_in_name: bool,
     /// The field that declared it first, for messages.
     pub declared_by: &'a Ident,
 }

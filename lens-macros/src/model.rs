@@ -51,6 +51,8 @@ pub struct InstrumentDecl {
     pub buckets: Option<Buckets>,
     /// `attr("key" = "value", ..)`.
     pub attrs: Vec<StaticAttr>,
+    /// The `unit_in_name` flag: the name spells its unit on purpose.
+    pub unit_in_name: Option<Ident>,
     /// The number type, `None` when the field type is not a supported number.
     pub field_type: Option<FieldType>,
 }

@@ -20,7 +20,7 @@ use crate::messages;
 use crate::model::{AttributeDecl, Buckets, Container, Field, InstrumentDecl, Role, StaticAttr};
 
 const CONTAINER_KEYS: [&str; 3] = ["prefix", "crate", "setters"];
-const INSTRUMENT_KEYS: [&str; 4] = ["unit", "description", "buckets", "attr"];
+const INSTRUMENT_KEYS: [&str; 5] = ["unit", "description", "buckets", "attr", "unit_in_name"];
 const ATTRIBUTE_KEYS: [&str; 2] = ["default", "only"];
 
 /// Builds the model, or `None` when the input is not a struct with named
@@ -241,6 +241,7 @@ fn instrument(
         buckets: None,
         attrs: Vec::new(),
         field_type: None,
+        unit_in_name: None,
     };
     let list = match &attr.meta {
         Meta::Path(_) => return Some(decl),
@@ -290,6 +291,21 @@ fn instrument_args(
             let pairs = static_attrs.parse2(group.stream())?;
             if keys.first(cx, "attr", quote!(#key #group)) {
                 decl.attrs = pairs;
+            }
+        } else if key == "unit_in_name" {
+            // A flag, not `= true`: there is no reason to write `= false`.
+            if input.peek(Token![=]) {
+                let eq: Token![=] = input.parse()?;
+                let value: Expr = input.parse()?;
+                cx.error(
+                    quote!(#key #eq #value),
+                    "`unit_in_name` is a flag: write it alone, e.g. \
+                     #[histogram(\"app.latency_ms\", unit = \"ms\", unit_in_name)]",
+                );
+            }
+            // Taken as set either way, so the name is not reported as well.
+            if keys.first(cx, "unit_in_name", &key) {
+                decl.unit_in_name = Some(key);
             }
         } else {
             let eq: Token![=] = input.parse()?;

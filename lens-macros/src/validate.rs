@@ -116,6 +116,8 @@ fn measured<'a>(
     let index = match shared {
         Some(index) => share(cx, checked, index, field, decl, field_type?, &name)?,
         None => {
+            let unit = decl.unit.as_ref().map(LitStr::value).unwrap_or_default();
+            check_unit_in_name(cx, &name, &unit, decl);
             let description = description(cx, field, decl);
             checked.instruments.push(Instrument {
                 name: name.0,
@@ -124,6 +126,7 @@ fn measured<'a>(
                 unit: decl.unit.as_ref().map(LitStr::value).unwrap_or_default(),
                 description: description?,
                 buckets: buckets(decl),
+                unit_in_name: decl.unit_in_name.is_some(),
                 declared_by: &field.ident,
             });
             checked.instruments.len() - 1
@@ -231,6 +234,126 @@ fn check_unit(cx: &mut Ctxt, unit: &str, kind: InstrumentKind, node: &LitStr) {
             ),
         );
     }
+}
+
+/// The Prometheus exporter appends the unit to the name
+/// (`rl.generation.duration_ms` with `ms` is scraped as
+/// `rl_generation_duration_ms_milliseconds`), so a name that spells its unit
+/// ends up spelling it twice. It is an error unless the declaration says
+/// `unit_in_name`, for names that must stay as they are on the wire; a
+/// `unit_in_name` the name does not need is an error too, so the opt-out
+/// cannot go stale.
+fn check_unit_in_name(
+    cx: &mut Ctxt,
+    (name, name_node): &(String, proc_macro2::TokenStream),
+    unit: &str,
+    decl: &InstrumentDecl,
+) {
+    let scraped = prometheus_name(name, unit, decl.kind);
+    let spelled = lens_naming::unit_suffix(unit).and_then(|suffix| {
+        let sanitized = lens_naming::sanitize_name(name).to_ascii_lowercase();
+        unit_spellings(unit, &suffix)
+            .into_iter()
+            .find(|s| sanitized.ends_with(&format!("_{s}")))
+    });
+    match (spelled, &decl.unit_in_name) {
+        (Some(spelling), None) => {
+            // Sanitizing maps ASCII one to one, so the spelling is the same
+            // length in `name`; `get` keeps a non-ASCII name (an error
+            // reported above) from splitting a character.
+            let fixed = name
+                .get(..name.len().saturating_sub(spelling.len() + 1))
+                .unwrap_or(name);
+            let kind = decl.kind.attr_name();
+            let series = match decl.kind {
+                InstrumentKind::Histogram => " (`_bucket`, `_sum`, `_count`)",
+                _ => "",
+            };
+            cx.error(
+                name_node,
+                format!(
+                    "instrument name `{name}` already spells its unit `{unit}`, and the \
+                     Prometheus exporter appends the unit: it would be scraped as `{scraped}`{series}. \
+                     Name it `{fixed}` (scraped as `{}`), or, when the name must stay as it is on the \
+                     wire (an existing dashboard, parity with another implementation), say so with \
+                     `unit_in_name`: #[{kind}(\"{name}\", unit = \"{unit}\", unit_in_name)]",
+                    prometheus_name(fixed, unit, decl.kind)
+                ),
+            );
+        }
+        (None, Some(flag)) => cx.error(
+            flag,
+            format!(
+                "`unit_in_name` is not needed: `{name}` does not spell its unit{}, it is scraped as \
+                 `{scraped}`; remove it",
+                if unit.is_empty() { String::new() } else { format!(" `{unit}`") }
+            ),
+        ),
+        _ => {}
+    }
+}
+
+/// The metric family name the exporter gives the instrument.
+fn prometheus_name(name: &str, unit: &str, kind: InstrumentKind) -> String {
+    let family = lens_naming::metric_name(name, unit);
+    match kind {
+        InstrumentKind::Counter => format!("{family}{}", lens_naming::COUNTER_SUFFIX),
+        _ => family,
+    }
+}
+
+/// Name endings, in lower case, that spell `unit`: the exporter's own
+/// `suffix` and the usual abbreviations (`ms`, `millis`, `sec`, `per_sec`).
+fn unit_spellings(unit: &str, suffix: &str) -> Vec<String> {
+    fn words(unit: &str) -> &'static [&'static str] {
+        match unit {
+            "ns" => &["ns", "nsec", "nanos", "nanosecond", "nanoseconds"],
+            "us" => &["us", "usec", "micros", "microsecond", "microseconds"],
+            "ms" => &["ms", "msec", "millis", "millisecond", "milliseconds"],
+            "s" => &["s", "sec", "secs", "second", "seconds"],
+            "min" => &["min", "mins", "minute", "minutes"],
+            "h" => &["h", "hr", "hrs", "hour", "hours"],
+            "d" => &["d", "day", "days"],
+            "By" | "B" => &["by", "byte", "bytes"],
+            "KiBy" => &["kib", "kibibytes"],
+            "MiBy" => &["mib", "mebibytes"],
+            "GiBy" => &["gib", "gibibytes"],
+            "TiBy" => &["tib", "tibibytes"],
+            "KBy" | "KB" => &["kb", "kilobytes"],
+            "MBy" | "MB" => &["mb", "megabytes"],
+            "GBy" | "GB" => &["gb", "gigabytes"],
+            "TBy" | "TB" => &["tb", "terabytes"],
+            "m" => &["m", "meter", "meters"],
+            "V" => &["volt", "volts"],
+            "A" => &["amp", "amps", "ampere", "amperes"],
+            "J" => &["joule", "joules"],
+            "W" => &["watt", "watts"],
+            "g" => &["gram", "grams"],
+            "Cel" => &["cel", "celsius"],
+            "Hz" => &["hz", "hertz"],
+            "1" => &["ratio"],
+            "%" => &["pct", "percent"],
+            _ => &[],
+        }
+    }
+    fn per_words(unit: &str) -> &'static [&'static str] {
+        match unit {
+            "s" => &["s", "sec", "second"],
+            "m" => &["m", "min", "minute"],
+            "h" => &["h", "hr", "hour"],
+            "d" => &["d", "day"],
+            "w" => &["w", "week"],
+            "mo" => &["mo", "month"],
+            "y" => &["y", "yr", "year"],
+            _ => &[],
+        }
+    }
+    let mut spellings = vec![suffix.to_ascii_lowercase()];
+    match unit.split_once('/') {
+        Some((_, per)) => spellings.extend(per_words(per).iter().map(|w| format!("per_{w}"))),
+        None => spellings.extend(words(unit).iter().map(|w| (*w).to_owned())),
+    }
+    spellings
 }
 
 fn check_buckets(cx: &mut Ctxt, decl: &InstrumentDecl) {
@@ -366,6 +489,17 @@ fn share(
     } else {
         None
     };
+    if let Some(flag) = decl.unit_in_name.as_ref().filter(|_| !first.unit_in_name) {
+        cx.error(
+            flag,
+            format!(
+                "`unit_in_name` belongs on field `{}`, which declares instrument `{name}`; a \
+                 field sharing the instrument may repeat it, not add it",
+                first.declared_by
+            ),
+        );
+        return None;
+    }
     if let Some(mismatch) = mismatch {
         cx.error(
             name_node,

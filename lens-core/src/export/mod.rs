@@ -5,6 +5,6 @@ pub mod console;
 #[cfg(feature = "otlp")]
 pub(crate) mod otlp;
 #[cfg(feature = "prometheus")]
-pub(crate) mod prometheus;
+pub mod prometheus;
 #[cfg(feature = "prometheus")]
 pub(crate) mod scrape_server;

@@ -4,6 +4,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use super::env::{parse_bool, parse_key_values, parse_number, parse_rate, ConfigError, EnvLookup};
+use super::resource_labels::PrometheusResourceLabels;
 use super::strategy::ExportStrategy;
 
 /// Where metrics go (`NEMO_LENS_EXPORTER`).
@@ -113,6 +114,10 @@ pub struct NemoLensConfig {
     /// `OTEL_EXPORTER_PROMETHEUS_HOST` and `OTEL_EXPORTER_PROMETHEUS_PORT`
     /// (default `127.0.0.1:9464`: loopback unless a host is asked for).
     pub prometheus_addr: SocketAddr,
+    /// `NEMO_LENS_PROMETHEUS_RESOURCE_LABELS`: `all`, `none` or a list of
+    /// keys (default `service.name,service.instance.id,nemo.run.id,dl.rank`):
+    /// the resource attributes the Prometheus endpoint puts on every series.
+    pub prometheus_resource_labels: PrometheusResourceLabels,
 }
 
 impl Default for NemoLensConfig {
@@ -137,6 +142,7 @@ impl Default for NemoLensConfig {
             resource_attributes: Vec::new(),
             deployment_environment: None,
             prometheus_addr: SocketAddr::from(([127, 0, 0, 1], 9464)),
+            prometheus_resource_labels: PrometheusResourceLabels::default(),
         }
     }
 }
@@ -254,6 +260,9 @@ impl NemoLensConfig {
             };
             config.prometheus_addr.set_ip(ip);
         }
+        if let Some((var, v)) = reader.prefixed("PROMETHEUS_RESOURCE_LABELS") {
+            config.prometheus_resource_labels = PrometheusResourceLabels::parse(&var, &v)?;
+        }
         Ok(config)
     }
 
@@ -316,6 +325,15 @@ mod tests {
         assert_eq!(c.export_interval, Duration::from_millis(10_000));
         assert_eq!(c.otlp_protocol, OtlpProtocol::Grpc);
         assert_eq!(c.prometheus_addr.to_string(), "127.0.0.1:9464");
+        assert_eq!(
+            c.prometheus_resource_labels,
+            PrometheusResourceLabels::keys([
+                "service.name",
+                "service.instance.id",
+                "nemo.run.id",
+                "dl.rank"
+            ])
+        );
     }
 
     #[test]
@@ -341,6 +359,7 @@ mod tests {
             ("OTEL_RESOURCE_ATTRIBUTES", "cluster=eos,team=rl"),
             ("ENVIRONMENT", "staging"),
             ("OTEL_EXPORTER_PROMETHEUS_PORT", "9999"),
+            ("NEMO_LENS_PROMETHEUS_RESOURCE_LABELS", "service.name,team"),
         ])
         .unwrap();
         assert!(c.metrics_active());
@@ -361,6 +380,10 @@ mod tests {
         assert_eq!(c.resource_attributes.len(), 2);
         assert_eq!(c.deployment_environment.as_deref(), Some("staging"));
         assert_eq!(c.prometheus_addr.to_string(), "127.0.0.1:9999");
+        assert_eq!(
+            c.prometheus_resource_labels,
+            PrometheusResourceLabels::keys(["service.name", "team"])
+        );
     }
 
     #[test]
@@ -411,6 +434,11 @@ mod tests {
             ("OTEL_EXPORTER_PROMETHEUS_PORT", "70000", "port"),
             ("OTEL_EXPORTER_PROMETHEUS_HOST", "my host", "IP address"),
             ("OTEL_RESOURCE_ATTRIBUTES", "novalue", "key=value"),
+            (
+                "NEMO_LENS_PROMETHEUS_RESOURCE_LABELS",
+                "service.name,,dl.rank",
+                "all, none, or a comma-separated list",
+            ),
         ];
         for (var, value, expected) in cases {
             let err = config(&[(var, value)]).unwrap_err();

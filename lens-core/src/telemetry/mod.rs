@@ -39,6 +39,7 @@
 //! | `OTEL_EXPORTER_OTLP_METRICS_PROTOCOL`, else `OTEL_EXPORTER_OTLP_PROTOCOL` | `grpc` | `grpc` or `http/protobuf` |
 //! | `OTEL_RESOURCE_ATTRIBUTES` | none | extra resource attributes |
 //! | `OTEL_EXPORTER_PROMETHEUS_HOST` / `_PORT` | `127.0.0.1` / `9464` | scrape endpoint address |
+//! | `NEMO_LENS_PROMETHEUS_RESOURCE_LABELS` | `service.name,service.instance.id,nemo.run.id,dl.rank` | resource attributes on every Prometheus series: `all`, `none` or keys (see [`PrometheusResourceLabels`]) |
 //! | `DEPLOYMENT_ENV`, else `ENVIRONMENT` | none | `deployment.environment` |
 //! | `LOCAL_RANK` | 0 | the `first_rank_per_node` rank within a node |
 //!
@@ -50,6 +51,7 @@ mod config;
 mod env;
 mod handle;
 pub mod resource;
+mod resource_labels;
 mod setup;
 mod strategy;
 
@@ -57,6 +59,7 @@ pub use config::{ExporterKind, NemoLensConfig, OtlpProtocol, DEFAULT_PREFIX};
 pub use env::{ConfigError, EnvLookup};
 pub use handle::{ShutdownError, TelemetryHandle};
 pub use resource::{K8S_ATTRIBUTES, SLURM_ATTRIBUTES};
+pub use resource_labels::{PrometheusResourceLabels, DEFAULT_RESOURCE_LABEL_KEYS};
 pub use setup::{setup_telemetry, SetupError, SetupOptions};
 pub use strategy::{
     register_export_strategy, sampled_rank_selected, ExportStrategy, RankContext, StrategyFn,

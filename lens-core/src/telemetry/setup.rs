@@ -17,6 +17,7 @@ use super::config::{ExporterKind, NemoLensConfig};
 use super::env::{parse_number, ConfigError, EnvLookup};
 use super::handle::{Active, Stopper, TelemetryHandle};
 use super::resource::{self, ResourceInputs};
+use super::resource_labels::PrometheusResourceLabels;
 use super::strategy::{ExportStrategy, RankContext};
 use crate::Meter;
 
@@ -95,6 +96,7 @@ pub struct SetupOptions {
     probe_gpus: bool,
     set_global: bool,
     buckets: Vec<BucketOverride>,
+    prometheus_resource_labels: Option<PrometheusResourceLabels>,
 }
 
 impl Default for SetupOptions {
@@ -130,6 +132,7 @@ impl SetupOptions {
             probe_gpus: true,
             set_global: true,
             buckets: Vec::new(),
+            prometheus_resource_labels: None,
         }
     }
 
@@ -239,6 +242,14 @@ impl SetupOptions {
         self
     }
 
+    /// The resource attributes the Prometheus endpoint puts on every series,
+    /// instead of `NEMO_LENS_PROMETHEUS_RESOURCE_LABELS`
+    /// ([`NemoLensConfig::prometheus_resource_labels`]).
+    pub fn prometheus_resource_labels(mut self, labels: PrometheusResourceLabels) -> Self {
+        self.prometheus_resource_labels = Some(labels);
+        self
+    }
+
     /// Sets up telemetry for `rank` of `world_size`; see [`setup_telemetry`].
     pub fn setup(
         self,
@@ -324,6 +335,14 @@ fn setup(
     match options.install {
         Some(install) => builder = install(builder, config.export_interval),
         None => {
+            // The option wins over the configuration it overrides.
+            let overridden = options
+                .prometheus_resource_labels
+                .map(|labels| NemoLensConfig {
+                    prometheus_resource_labels: labels,
+                    ..config.clone()
+                });
+            let config = overridden.as_ref().unwrap_or(config);
             builder = install_exporter(config, builder, &mut stoppers, &mut prometheus_addr)?;
         }
     }
@@ -417,8 +436,10 @@ fn install_exporter(
         ExporterKind::Prometheus => {
             #[cfg(feature = "prometheus")]
             {
-                let (reader, mut server) =
-                    crate::export::prometheus::build(config.prometheus_addr)?;
+                let (reader, mut server) = crate::export::prometheus::build(
+                    config.prometheus_addr,
+                    &config.prometheus_resource_labels,
+                )?;
                 *prometheus_addr = Some(server.local_addr());
                 stoppers.push(Box::new(move |_| server.stop()));
                 Ok(builder.with_reader(reader))

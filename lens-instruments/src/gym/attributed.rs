@@ -2,7 +2,8 @@
 //! the names, kinds, units, descriptions and attribute keys its Python
 //! servers record (`nemo_gym/telemetry/gym_metrics.py`), so Rust and Python
 //! gym servers feed the same dashboards. Counters have unit `1` and add one
-//! per event unless told an amount.
+//! per event unless told an amount. The names that spell their unit keep it
+//! (`unit_in_name`): they are NeMo-Gym's wire names.
 
 use lens_macros::Instruments;
 use opentelemetry::StringValue;
@@ -22,7 +23,7 @@ use super::values::{RetryReason, RolloutOutcome};
 #[instruments(crate = "lens_core")]
 pub struct QueueMetrics {
     /// Time spent waiting to acquire a Gym concurrency-limiting semaphore.
-    #[histogram("gym.concurrency.queue_wait_duration_ms", unit = "ms")]
+    #[histogram("gym.concurrency.queue_wait_duration_ms", unit = "ms", unit_in_name)]
     pub wait_ms: Option<f64>,
 
     /// Which semaphore: the rollout driver's, a judge's, a sandbox pool's
@@ -66,7 +67,7 @@ pub struct RolloutMetrics {
 #[instruments(crate = "lens_core")]
 pub struct SandboxMetrics {
     /// Wall-clock time to provision one sandbox.
-    #[histogram("gym.sandbox.startup_duration_ms", unit = "ms")]
+    #[histogram("gym.sandbox.startup_duration_ms", unit = "ms", unit_in_name)]
     pub startup_ms: Option<f64>,
 
     /// Count of sandbox-create retry attempts by provider.
@@ -96,11 +97,11 @@ pub struct SandboxMetrics {
 #[instruments(crate = "lens_core")]
 pub struct ModelServerCallMetrics {
     /// Wall-clock duration of one model-server dialect call.
-    #[histogram("gym.model.call_duration_ms", unit = "ms")]
+    #[histogram("gym.model.call_duration_ms", unit = "ms", unit_in_name)]
     pub duration_ms: Option<f64>,
 
     /// Time to first response byte for one model-server call.
-    #[histogram("gym.model.time_to_first_byte_ms", unit = "ms")]
+    #[histogram("gym.model.time_to_first_byte_ms", unit = "ms", unit_in_name)]
     pub time_to_first_byte_ms: Option<f64>,
 
     /// The API dialect spoken (`nemo.gym.model.dialect`).
@@ -156,6 +157,7 @@ pub struct ProcessCpuMetrics {
     #[gauge(
         "gym.process.cpu.percent",
         unit = "%",
+        unit_in_name,
         description = "This process's CPU utilization, sampled inline at span boundaries."
     )]
     pub cpu_percent: Option<f64>,
@@ -170,6 +172,7 @@ pub struct GpuMetrics {
     #[gauge(
         "gym.process.gpu.utilization_percent",
         unit = "%",
+        unit_in_name,
         description = "GPU compute (SM) utilization, sampled periodically via nvidia-smi."
     )]
     pub utilization_percent: Option<f64>,

@@ -39,7 +39,7 @@ fn a_struct_with_a_scoped_attribute() {
                 #[histogram("app.call.duration", unit = "s")]
                 duration_s: Option<f64>,
                 /// Bytes received.
-                #[counter("app.call.bytes", unit = "By")]
+                #[counter("app.call.received", unit = "By")]
                 bytes: Option<u64>,
                 /// The model called.
                 #[attribute("app.model")]

@@ -11,10 +11,10 @@ struct Call {
     #[histogram("app.call.duration", unit = "s", buckets = [0.1, 1, 10])]
     duration_s: Option<f64>,
     /// Bytes sent and received.
-    #[histogram("app.call.bytes", unit = "By", buckets = [1, 1024], attr("direction" = "sent"))]
+    #[histogram("app.call.payload", unit = "By", buckets = [1, 1024], attr("direction" = "sent"))]
     sent: Option<u64>,
     /// Bytes received: the same instrument, told apart by its attribute.
-    #[histogram("app.call.bytes", attr("direction" = "received"))]
+    #[histogram("app.call.payload", attr("direction" = "received"))]
     received: Option<u64>,
     /// Why the call failed; on the duration only.
     #[attribute("error.type", only(duration_s))]
@@ -22,7 +22,7 @@ struct Call {
 }
 
 fn main() {
-    let bytes = Call::DESCRIPTORS.iter().filter(|d| d.name == "app.call.bytes");
+    let bytes = Call::DESCRIPTORS.iter().filter(|d| d.name == "app.call.payload");
     for descriptor in bytes {
         assert_eq!(descriptor.unit, "By");
         assert_eq!(descriptor.description, "Bytes sent and received.");

@@ -1,0 +1,116 @@
+//! `nemo-lens`: the catalog, a Grafana dashboard and Prometheus rules for the
+//! built-in instrument sets, on stdout.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use nemo_lens_cli::{builtin_sets, AlertPolicy, InstrumentSet};
+
+/// Generated from the nemo-lens instrument declarations; each subcommand
+/// writes to stdout.
+#[derive(Parser)]
+#[command(name = "nemo-lens", version)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Every instrument: name, kind, unit, description, buckets, attribute
+    /// keys and Prometheus names.
+    Catalog {
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Md)]
+        format: Format,
+        #[command(flatten)]
+        sets: Sets,
+    },
+    /// A Grafana dashboard (JSON model) to import.
+    Dashboard {
+        #[command(flatten)]
+        sets: Sets,
+    },
+    /// Prometheus recording and alerting rules (YAML) for `rule_files`.
+    Rules {
+        #[command(flatten)]
+        sets: Sets,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Format {
+    /// Markdown tables.
+    Md,
+    /// JSON.
+    Json,
+}
+
+#[derive(clap::Args)]
+struct Sets {
+    /// Built-in sets to cover (default: all of them).
+    #[arg(long = "set", value_enum)]
+    only: Vec<Builtin>,
+}
+
+#[derive(Clone, Copy, PartialEq, ValueEnum)]
+enum Builtin {
+    /// `InferenceMetrics` and `ModelCallMetrics` (gen_ai.*).
+    Inference,
+    /// `RlMetrics` (rl.*).
+    Rl,
+    /// `GymMetrics` and NeMo-Gym's attributed sets (gym.*).
+    Gym,
+}
+
+impl Sets {
+    fn chosen(&self) -> Vec<InstrumentSet> {
+        // The group of each set of `builtin_sets()`, in its order.
+        let groups = [
+            [Builtin::Inference; 2].as_slice(),
+            &[Builtin::Rl],
+            &[Builtin::Gym; 8],
+        ]
+        .concat();
+        let sets = builtin_sets();
+        debug_assert_eq!(sets.len(), groups.len(), "every built-in set has a group");
+        sets.into_iter()
+            .zip(groups)
+            .filter(|(_, b)| self.only.is_empty() || self.only.contains(b))
+            .map(|(set, _)| set)
+            .collect()
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let output = match cli.command {
+        Command::Catalog { format, sets } => match format {
+            Format::Md => nemo_lens_cli::catalog_markdown(&sets.chosen()),
+            Format::Json => pretty(&nemo_lens_cli::catalog_json(&sets.chosen())),
+        },
+        Command::Dashboard { sets } => pretty(&nemo_lens_cli::dashboard(&sets.chosen())),
+        Command::Rules { sets } => {
+            nemo_lens_cli::rules(&sets.chosen(), &AlertPolicy::default()).to_yaml()
+        }
+    };
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(output.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Ok(()) => ExitCode::SUCCESS,
+        // A closed pipe (`| head`) is not worth a panic.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("nemo-lens: writing to stdout: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn pretty(value: &serde_json::Value) -> String {
+    // Serializing a Value cannot fail; fall back to the compact form anyway.
+    serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string()) + "\n"
+}

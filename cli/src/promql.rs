@@ -1,0 +1,98 @@
+//! The PromQL the dashboard and the rules share, so a panel and the rule
+//! behind it compute the same thing.
+
+use crate::sets::Instrument;
+
+/// The label matchers of NeMo Lens's dashboards: its `service` and `run_id`
+/// variables on the resource labels of every series.
+pub const DASHBOARD_MATCHERS: &str = r#"service_name=~"$service",nemo_run_id=~"$run_id""#;
+
+/// The quantiles charted and recorded.
+pub const QUANTILES: [f64; 3] = [0.5, 0.95, 0.99];
+
+/// Labels a run is identified by in rules.
+pub const RUN_LABELS: [&str; 2] = ["service_name", "nemo_run_id"];
+
+/// `metric{matchers}`, or `metric` when there are none.
+pub fn selector(metric: &str, matchers: &str) -> String {
+    if matchers.is_empty() {
+        metric.to_owned()
+    } else {
+        format!("{metric}{{{matchers}}}")
+    }
+}
+
+/// `by (a, b)` over `labels`.
+fn by(labels: &[String]) -> String {
+    format!("by ({})", labels.join(", "))
+}
+
+/// The grouping of a chart or rule: `first`, then the labels that tell
+/// the instrument's fields apart.
+pub fn grouping(first: &[&str], instrument: &Instrument) -> Vec<String> {
+    first
+        .iter()
+        .map(|l| (*l).to_owned())
+        .chain(instrument.split_labels())
+        .collect()
+}
+
+/// `histogram_quantile(q, sum by (le, ..) (rate(x_bucket{..}[window])))`.
+pub fn quantile(
+    q: f64,
+    instrument: &Instrument,
+    matchers: &str,
+    window: &str,
+    group: &[String],
+) -> Option<String> {
+    let bucket = instrument.prometheus.bucket()?;
+    let mut labels = vec!["le".to_owned()];
+    labels.extend(group.iter().cloned());
+    Some(format!(
+        "histogram_quantile({q}, sum {} (rate({}[{window}])))",
+        by(&labels),
+        selector(bucket, matchers)
+    ))
+}
+
+/// `sum by (..) (rate(x[window]))` of one sample name.
+pub fn rate(sample: &str, matchers: &str, window: &str, group: &[String]) -> String {
+    format!(
+        "sum {} (rate({}[{window}]))",
+        by(group),
+        selector(sample, matchers)
+    )
+}
+
+/// `{__name__=~"a|b"}`: one sample of each instrument, the series that show
+/// a run is reporting.
+pub fn any_of(instruments: &[&Instrument]) -> String {
+    let names: Vec<&str> = instruments
+        .iter()
+        .map(|i| i.prometheus.count().unwrap_or(&i.prometheus.family))
+        .collect();
+    format!("{{__name__=~\"{}\"}}", names.join("|"))
+}
+
+/// `p99` for 0.99, `p50` for 0.5.
+pub fn quantile_tag(q: f64) -> String {
+    let percent = q * 100.0;
+    format!(
+        "p{}",
+        format!("{percent:.1}")
+            .trim_end_matches(".0")
+            .replace('.', "_")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tags() {
+        assert_eq!(quantile_tag(0.5), "p50");
+        assert_eq!(quantile_tag(0.99), "p99");
+        assert_eq!(quantile_tag(0.999), "p99_9");
+    }
+}

@@ -1,0 +1,163 @@
+//! Instrument sets and the distinct instruments they record into.
+
+use nemo_lens::instruments::gym::{
+    GpuMetrics, GymMetrics, HttpMetrics, ModelServerCallMetrics, ProcessCpuMetrics, QueueMetrics,
+    RolloutMetrics, SandboxMetrics,
+};
+use nemo_lens::instruments::rl::RlMetrics;
+use nemo_lens::instruments::{InferenceMetrics, ModelCallMetrics};
+use nemo_lens::{Descriptor, InstrumentKind, Instruments, PrometheusNames};
+
+/// A titled list of descriptors: one derived struct, usually.
+#[derive(Debug, Clone)]
+pub struct InstrumentSet {
+    /// The title of the set's dashboard row and catalog section.
+    pub title: String,
+    /// One descriptor per recorded field.
+    pub descriptors: &'static [Descriptor],
+}
+
+impl InstrumentSet {
+    /// A set from a title and descriptors.
+    pub fn new(title: impl Into<String>, descriptors: &'static [Descriptor]) -> Self {
+        InstrumentSet {
+            title: title.into(),
+            descriptors,
+        }
+    }
+
+    /// The set of a derived struct.
+    pub fn of<T: Instruments>(title: impl Into<String>) -> Self {
+        Self::new(title, T::DESCRIPTORS)
+    }
+
+    /// The distinct instruments, in order of first declaration: fields that
+    /// share an instrument (input and output tokens) are one instrument.
+    pub fn instruments(&self) -> Vec<Instrument> {
+        let mut instruments: Vec<Instrument> = Vec::new();
+        for d in self.descriptors {
+            match instruments
+                .iter_mut()
+                .find(|i| i.name.eq_ignore_ascii_case(d.name))
+            {
+                Some(shared) => shared.add(d),
+                None => instruments.push(Instrument::new(d)),
+            }
+        }
+        instruments
+    }
+}
+
+/// The built-in sets: the GenAI server and client, RL, and gym (Python
+/// nemo-lens's set, then NeMo-Gym's attributed sets by concern).
+pub fn builtin_sets() -> Vec<InstrumentSet> {
+    vec![
+        InstrumentSet::of::<InferenceMetrics>("Inference (GenAI)"),
+        InstrumentSet::of::<ModelCallMetrics>("Model calls (GenAI client)"),
+        InstrumentSet::of::<RlMetrics>("RL training"),
+        InstrumentSet::of::<GymMetrics>("Gym servers"),
+        InstrumentSet::of::<QueueMetrics>("Gym concurrency"),
+        InstrumentSet::of::<RolloutMetrics>("Gym rollouts"),
+        InstrumentSet::of::<SandboxMetrics>("Gym sandboxes"),
+        InstrumentSet::of::<ModelServerCallMetrics>("Gym model-server calls"),
+        InstrumentSet::of::<HttpMetrics>("Gym outbound HTTP"),
+        InstrumentSet::of::<ProcessCpuMetrics>("Process CPU"),
+        InstrumentSet::of::<GpuMetrics>("GPUs"),
+    ]
+}
+
+/// One instrument and every field that records into it.
+#[derive(Debug, Clone)]
+pub struct Instrument {
+    /// The OpenTelemetry name.
+    pub name: &'static str,
+    /// The kind.
+    pub kind: InstrumentKind,
+    /// The UCUM unit, empty when dimensionless.
+    pub unit: &'static str,
+    /// The description.
+    pub description: &'static str,
+    /// Explicit bucket bounds; `None` for the SDK default or non-histograms.
+    pub buckets: Option<&'static [f64]>,
+    /// The fields that record into it.
+    pub fields: Vec<&'static str>,
+    /// Every attribute key a measurement may carry, first seen first.
+    pub attribute_keys: Vec<&'static str>,
+    /// The static attribute keys that tell its fields apart
+    /// (`gen_ai.token.type`): charts split by them.
+    pub split_by: Vec<&'static str>,
+    /// Family, sample and label names on a Prometheus endpoint.
+    pub prometheus: PrometheusNames,
+}
+
+impl Instrument {
+    fn new(d: &Descriptor) -> Self {
+        let mut instrument = Instrument {
+            name: d.name,
+            kind: d.kind,
+            unit: d.unit,
+            description: d.description,
+            buckets: d.buckets,
+            fields: Vec::new(),
+            attribute_keys: Vec::new(),
+            split_by: Vec::new(),
+            prometheus: d.prometheus_names(),
+        };
+        instrument.add(d);
+        instrument
+    }
+
+    fn add(&mut self, d: &Descriptor) {
+        self.fields.push(d.field);
+        for key in d.attribute_keys {
+            if !self.attribute_keys.contains(key) {
+                self.attribute_keys.push(key);
+            }
+        }
+        for (key, _) in d.static_attributes {
+            if !self.split_by.contains(key) {
+                self.split_by.push(key);
+            }
+        }
+        self.prometheus.labels = self
+            .attribute_keys
+            .iter()
+            .map(|k| nemo_lens::prometheus_label(k))
+            .collect();
+    }
+
+    /// The Prometheus labels of [`split_by`](Self::split_by).
+    pub fn split_labels(&self) -> Vec<String> {
+        self.split_by
+            .iter()
+            .map(|k| nemo_lens::prometheus_label(k))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shared_instruments_are_merged() {
+        let sets = builtin_sets();
+        let inference = sets[0].instruments();
+        let tokens = inference
+            .iter()
+            .find(|i| i.name == "gen_ai.client.token.usage")
+            .unwrap();
+        assert_eq!(tokens.fields, ["input_tokens", "output_tokens"]);
+        assert_eq!(tokens.split_by, ["gen_ai.token.type"]);
+        assert_eq!(tokens.split_labels(), ["gen_ai_token_type"]);
+        assert!(tokens
+            .prometheus
+            .labels
+            .contains(&"gen_ai_token_type".to_owned()));
+        let total: usize = sets.iter().map(|s| s.instruments().len()).sum();
+        let fields: usize = sets.iter().map(|s| s.descriptors.len()).sum();
+        // The input and output token fields of the server and the client
+        // sets: one instrument each.
+        assert_eq!(total + 2, fields, "only the token fields share");
+    }
+}
