@@ -33,6 +33,9 @@ fn options() -> SetupOptions {
         .probe_gpus(false)
 }
 
+/// Sends `request` and reads until the server closes, which it does after
+/// the response when the request asks for `Connection: close` (HTTP/1.1
+/// connections otherwise stay open for the next scrape).
 fn get(addr: SocketAddr, request: &str) -> String {
     let mut stream = TcpStream::connect(addr).unwrap();
     stream
@@ -103,7 +106,10 @@ fn scrape_shows_nemo_lens_names_labels_and_values() {
     meter.f64_gauge("rl.reward.mean").build().record(0.75, &[]);
     meter.u64_counter("gym.requests").build().add(3, &[]);
 
-    let response = get(addr, "GET /metrics HTTP/1.1\r\nHost: localhost\r\n\r\n");
+    let response = get(
+        addr,
+        "GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
+    );
     assert!(response.starts_with("HTTP/1.1 200 OK"), "{response}");
     let body = response.split("\r\n\r\n").nth(1).unwrap();
 
@@ -187,8 +193,14 @@ fn scrape_shows_nemo_lens_names_labels_and_values() {
     );
 
     // Other paths and methods.
-    assert!(get(addr, "GET /other HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 404"));
-    assert!(get(addr, "DELETE /metrics HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 405"));
+    assert!(
+        get(addr, "GET /other HTTP/1.1\r\nConnection: close\r\n\r\n").starts_with("HTTP/1.1 404")
+    );
+    assert!(get(
+        addr,
+        "DELETE /metrics HTTP/1.1\r\nConnection: close\r\n\r\n"
+    )
+    .starts_with("HTTP/1.1 405"));
 
     handle.shutdown().unwrap();
     // The port is released on shutdown.

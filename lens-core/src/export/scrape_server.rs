@@ -1,26 +1,64 @@
-//! A minimal HTTP/1.1 server for one read-only endpoint, `GET /metrics`.
+//! The HTTP/1.1 server for one read-only endpoint, `GET /metrics`, on hyper.
 //!
-//! It is deliberately small instead of pulling in an async HTTP stack: one
-//! accept thread, one short-lived thread per connection up to a cap, every
-//! read and write under a timeout and a size limit, and `Connection: close`
-//! on every response. Nothing a client sends can make it panic or grow
-//! without bound.
+//! hyper (already in the tree for the `otlp` feature's tonic) parses every
+//! request form RFC 9112 asks a server to accept (bare-LF line endings,
+//! absolute-form targets, pipelined requests), keeps a header-read timeout
+//! and answers malformed or oversized heads with 400/431. Around it:
+//!
+//! - a private current-thread tokio runtime on one thread, so the server
+//!   needs nothing from the program and sleeps in `epoll` when idle (no
+//!   polling loop: stopping is a message, not a flag checked on a timer);
+//! - a listen backlog large enough for a burst of scrapers;
+//! - a cap on connections served at once; past it, a second, equally
+//!   bounded pool reads the request and answers `503` with
+//!   `Connection: close`, so a busy server says so instead of resetting;
+//! - a deadline on each connection, and a "lingering close" (send FIN,
+//!   drain what the client still sends for a moment) so a response is never
+//!   destroyed by a TCP reset caused by unread request bytes.
 
-use std::io::{self, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::convert::Infallible;
+use std::io;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-/// Longest request head accepted; scrapers send a few hundred bytes.
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper::header::{HeaderValue, ALLOW, CONNECTION, CONTENT_TYPE};
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpSocket, TcpStream};
+use tokio::sync::{oneshot, Semaphore};
+
+/// Longest request head accepted (hyper's smallest buffer); scrapers send a
+/// few hundred bytes, anything longer gets 431.
 const MAX_HEAD: usize = 8 * 1024;
-/// Connections served at once; more are answered 503 and closed.
-const MAX_CONNECTIONS: usize = 16;
-/// Time a client gets to send its request, and to read the response.
-const IO_TIMEOUT: Duration = Duration::from_secs(5);
-/// How often the accept loop checks for a stop request.
-const POLL: Duration = Duration::from_millis(25);
+/// Connections served at once. Each costs a few kilobytes, so the cap is
+/// set well above what slow or idle clients can plausibly hold open while
+/// still bounding memory.
+pub(crate) const MAX_CONNECTIONS: usize = 256;
+/// Connections past the cap that are read and answered 503; beyond both
+/// pools a connection is closed unanswered.
+const MAX_REJECTING: usize = 256;
+/// Time a client gets to send a whole request head (also how long an idle
+/// keep-alive connection is kept).
+pub(crate) const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(5);
+/// Time a busy client gets to send its request before being dropped.
+const REJECT_READ_TIMEOUT: Duration = Duration::from_secs(2);
+/// Longest life of one connection, whatever the client does; requests in
+/// flight then get `GRACE` to finish.
+const CONNECTION_DEADLINE: Duration = Duration::from_secs(30);
+const GRACE: Duration = Duration::from_secs(5);
+/// How long, and how many bytes, a closing connection is drained for.
+const LINGER: Duration = Duration::from_secs(1);
+const LINGER_BYTES: usize = 64 * 1024;
+/// Pending connections the kernel queues before `accept`.
+const BACKLOG: u32 = 1024;
+/// How long `stop` lets open connections wind down.
+const STOP_TIMEOUT: Duration = Duration::from_millis(500);
 
 /// Renders the body of a scrape, or a message for a 500.
 pub(crate) type Render = Arc<dyn Fn() -> Result<Vec<u8>, String> + Send + Sync>;
@@ -28,26 +66,56 @@ pub(crate) type Render = Arc<dyn Fn() -> Result<Vec<u8>, String> + Send + Sync>;
 /// The running server; [`stop`](ScrapeServer::stop) or drop ends it.
 pub(crate) struct ScrapeServer {
     addr: SocketAddr,
-    stop: Arc<AtomicBool>,
+    stop: Option<oneshot::Sender<()>>,
     thread: Option<JoinHandle<()>>,
 }
 
 impl ScrapeServer {
     /// Binds `addr` and serves `render` at `/metrics`.
     pub(crate) fn start(addr: SocketAddr, render: Render) -> io::Result<Self> {
-        let listener = TcpListener::bind(addr)?;
-        listener.set_nonblocking(true)?;
-        let addr = listener.local_addr()?;
-        let stop = Arc::new(AtomicBool::new(false));
+        let (bound_tx, bound_rx) = std::sync::mpsc::channel();
+        let (stop_tx, stop_rx) = oneshot::channel();
+        // Everything async happens on the server's own thread: the caller
+        // may itself be inside a runtime, where `block_on` would panic.
         let thread = std::thread::Builder::new()
             .name("nemo-lens-prometheus".into())
-            .spawn({
-                let stop = stop.clone();
-                move || accept_loop(listener, render, stop)
+            .spawn(move || {
+                let started = tokio::runtime::Builder::new_current_thread()
+                    .enable_io()
+                    .enable_time()
+                    .build()
+                    .and_then(|runtime| {
+                        let listener = runtime.block_on(async { listen(addr) })?;
+                        Ok((runtime, listener))
+                    });
+                let (runtime, listener) = match started {
+                    Ok(started) => started,
+                    Err(e) => {
+                        let _ = bound_tx.send(Err(e));
+                        return;
+                    }
+                };
+                let _ = bound_tx.send(listener.local_addr());
+                runtime.block_on(accept_loop(listener, render, stop_rx));
+                // Open connections are cut off rather than waited for.
+                runtime.shutdown_timeout(STOP_TIMEOUT);
             })?;
+        let addr = match bound_rx.recv() {
+            Ok(bound) => bound?,
+            Err(_) => return Err(io::Error::other("the Prometheus server thread exited")),
+        };
+        if !addr.ip().is_loopback() {
+            tracing::warn!(
+                target: "nemo_lens",
+                %addr,
+                "the Prometheus endpoint is bound to a non-loopback address and has no \
+                 authentication: anyone who can reach it can read every metric \
+                 (OTEL_EXPORTER_PROMETHEUS_HOST)"
+            );
+        }
         Ok(ScrapeServer {
             addr,
-            stop,
+            stop: Some(stop_tx),
             thread: Some(thread),
         })
     }
@@ -57,11 +125,12 @@ impl ScrapeServer {
         self.addr
     }
 
-    /// Stops accepting; connections being served finish on their own.
+    /// Stops accepting, closes the listener and open connections.
     pub(crate) fn stop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
         if let Some(thread) = self.thread.take() {
-            // The loop checks the flag every POLL, so this join is short.
             let _ = thread.join();
         }
     }
@@ -73,226 +142,272 @@ impl Drop for ScrapeServer {
     }
 }
 
-fn accept_loop(listener: TcpListener, render: Render, stop: Arc<AtomicBool>) {
-    let active = Arc::new(AtomicUsize::new(0));
-    while !stop.load(Ordering::Relaxed) {
-        let stream = match listener.accept() {
-            Ok((stream, _)) => stream,
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                std::thread::sleep(POLL);
-                continue;
-            }
-            Err(_) => {
-                // Out of descriptors or a reset before accept: back off
-                // rather than spin, and keep serving.
-                std::thread::sleep(POLL);
-                continue;
-            }
-        };
-        if active.load(Ordering::Relaxed) >= MAX_CONNECTIONS {
-            let _ = reject_busy(stream);
-            continue;
-        }
-        active.fetch_add(1, Ordering::Relaxed);
-        let guard = ActiveGuard(active.clone());
-        let render = render.clone();
-        let spawned = std::thread::Builder::new()
-            .name("nemo-lens-scrape".into())
-            .spawn(move || {
-                let _guard = guard;
-                let _ = serve(stream, &render);
-            });
-        // A failed spawn drops the closure, its guard and the stream.
-        drop(spawned);
-    }
-}
-
-struct ActiveGuard(Arc<AtomicUsize>);
-
-impl Drop for ActiveGuard {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::Relaxed);
-    }
-}
-
-fn reject_busy(mut stream: TcpStream) -> io::Result<()> {
-    stream.set_nonblocking(false)?;
-    stream.set_write_timeout(Some(Duration::from_millis(200)))?;
-    respond(
-        &mut stream,
-        503,
-        "Service Unavailable",
-        &[],
-        b"busy\n",
-        true,
-    )
-}
-
-fn serve(mut stream: TcpStream, render: &Render) -> io::Result<()> {
-    // Accepted sockets may inherit the listener's non-blocking mode.
-    stream.set_nonblocking(false)?;
-    stream.set_read_timeout(Some(IO_TIMEOUT))?;
-    stream.set_write_timeout(Some(IO_TIMEOUT))?;
-    let head = match read_head(&mut stream)? {
-        Head::Complete(head) => head,
-        Head::TooLarge => {
-            return respond(
-                &mut stream,
-                431,
-                "Request Header Fields Too Large",
-                &[],
-                b"",
-                false,
-            )
-        }
-        Head::Incomplete => return respond(&mut stream, 400, "Bad Request", &[], b"", false),
+fn listen(addr: SocketAddr) -> io::Result<TcpListener> {
+    let socket = if addr.is_ipv4() {
+        TcpSocket::new_v4()?
+    } else {
+        TcpSocket::new_v6()?
     };
-    let Some((method, path)) = parse_request_line(&head) else {
-        return respond(&mut stream, 400, "Bad Request", &[], b"", false);
-    };
-    let path = path.split('?').next().unwrap_or_default();
-    if path != "/metrics" {
-        return respond(
-            &mut stream,
-            404,
-            "Not Found",
-            &[],
-            b"not found\n",
-            method != "HEAD",
-        );
-    }
-    match method {
-        "GET" | "HEAD" => {
-            // A collection that panics must cost one scrape, not the server.
-            let body = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| render()))
-                .unwrap_or_else(|_| Err("metric collection panicked".into()));
-            match body {
-                Ok(body) => respond(
-                    &mut stream,
-                    200,
-                    "OK",
-                    &[("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],
-                    &body,
-                    method == "GET",
-                ),
-                Err(message) => respond(
-                    &mut stream,
-                    500,
-                    "Internal Server Error",
-                    &[],
-                    message.as_bytes(),
-                    method == "GET",
-                ),
-            }
-        }
-        _ => respond(
-            &mut stream,
-            405,
-            "Method Not Allowed",
-            &[("Allow", "GET, HEAD")],
-            b"method not allowed\n",
-            true,
-        ),
-    }
+    // As std's bind does on Unix: a restarted process can rebind at once.
+    #[cfg(unix)]
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(BACKLOG)
 }
 
-enum Head {
-    Complete(Vec<u8>),
-    TooLarge,
-    Incomplete,
-}
-
-fn read_head(stream: &mut TcpStream) -> io::Result<Head> {
-    let deadline = Instant::now() + IO_TIMEOUT;
-    let mut head = Vec::with_capacity(512);
-    let mut buf = [0u8; 1024];
+async fn accept_loop(listener: TcpListener, render: Render, mut stop: oneshot::Receiver<()>) {
+    let serving = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    let rejecting = Arc::new(Semaphore::new(MAX_REJECTING));
     loop {
-        if Instant::now() >= deadline {
-            // A client trickling bytes must not hold a slot forever.
-            return Ok(Head::Incomplete);
-        }
-        let n = match stream.read(&mut buf) {
-            Ok(0) => return Ok(Head::Incomplete),
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                ) =>
-            {
-                return Ok(Head::Incomplete)
-            }
-            Err(e) => return Err(e),
+        let stream = tokio::select! {
+            _ = &mut stop => return,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(_) => {
+                    // Out of descriptors, or a connection reset before
+                    // accept: back off briefly instead of spinning.
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    continue;
+                }
+            },
         };
-        head.extend_from_slice(&buf[..n]);
-        if let Some(end) = find_head_end(&head) {
-            // Keep the CRLF that ends the last line.
-            head.truncate(end + 2);
-            return Ok(Head::Complete(head));
+        let _ = stream.set_nodelay(true);
+        if let Ok(permit) = serving.clone().try_acquire_owned() {
+            let render = render.clone();
+            tokio::spawn(async move {
+                serve(stream, render).await;
+                drop(permit);
+            });
+        } else if let Ok(permit) = rejecting.clone().try_acquire_owned() {
+            tokio::spawn(async move {
+                reject_busy(stream).await;
+                drop(permit);
+            });
         }
-        if head.len() > MAX_HEAD {
-            return Ok(Head::TooLarge);
+        // Past both pools the stream is dropped: the only unanswered case,
+        // and only with hundreds of connections already open.
+    }
+}
+
+fn http1() -> hyper::server::conn::http1::Builder {
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(HEADER_READ_TIMEOUT)
+        .max_buf_size(MAX_HEAD)
+        .pipeline_flush(true);
+    builder
+}
+
+async fn serve(mut stream: TcpStream, render: Render) {
+    let mut io = Counted::new(&mut stream);
+    let result = {
+        let service = hyper::service::service_fn(move |request| {
+            let render = render.clone();
+            async move { Ok::<_, Infallible>(respond(&request, &render)) }
+        });
+        let conn = http1()
+            .keep_alive(true)
+            .serve_connection(TokioIo::new(&mut io), service);
+        tokio::pin!(conn);
+        match tokio::time::timeout(CONNECTION_DEADLINE, conn.as_mut()).await {
+            Ok(result) => result,
+            Err(_) => {
+                // Too long: finish the request in flight, take no more.
+                conn.as_mut().graceful_shutdown();
+                tokio::time::timeout(GRACE, conn).await.unwrap_or(Ok(()))
+            }
+        }
+    };
+    if let Err(error) = result {
+        answer_unanswered(&mut io, &error).await;
+    }
+    linger_close(stream).await;
+}
+
+/// hyper closes a connection whose request head cannot be parsed, or does
+/// not arrive in time, without a word; the client gets the status the RFC
+/// asks for instead, unless a response already went out on it.
+async fn answer_unanswered(io: &mut Counted<'_>, error: &hyper::Error) {
+    if io.written > 0 || io.read == 0 {
+        return;
+    }
+    let status = if error.is_parse_too_large() {
+        "431 Request Header Fields Too Large"
+    } else if error.is_parse() {
+        "400 Bad Request"
+    } else if error.is_timeout() {
+        "408 Request Timeout"
+    } else {
+        return;
+    };
+    let response = format!("HTTP/1.1 {status}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+    let _ = tokio::time::timeout(LINGER, io.stream.write_all(response.as_bytes())).await;
+}
+
+/// The connection's stream, counting the bytes that went each way.
+struct Counted<'a> {
+    stream: &'a mut TcpStream,
+    read: usize,
+    written: usize,
+}
+
+impl<'a> Counted<'a> {
+    fn new(stream: &'a mut TcpStream) -> Self {
+        Counted {
+            stream,
+            read: 0,
+            written: 0,
         }
     }
 }
 
-fn find_head_end(bytes: &[u8]) -> Option<usize> {
-    bytes.windows(4).position(|w| w == b"\r\n\r\n")
+impl tokio::io::AsyncRead for Counted<'_> {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = std::pin::Pin::new(&mut *self.stream).poll_read(cx, buf);
+        self.read += buf.filled().len() - before;
+        polled
+    }
 }
 
-/// `(method, target)` of a well-formed HTTP/1.x request line.
-fn parse_request_line(head: &[u8]) -> Option<(&str, &str)> {
-    let line_end = head.iter().position(|&b| b == b'\r')?;
-    let line = std::str::from_utf8(&head[..line_end]).ok()?;
-    let mut parts = line.split(' ');
-    let (method, target, version) = (parts.next()?, parts.next()?, parts.next()?);
-    if parts.next().is_some()
-        || !version.starts_with("HTTP/1.")
-        || method.is_empty()
-        || !method.bytes().all(|b| b.is_ascii_uppercase())
-        || !target.starts_with('/')
-    {
-        return None;
+impl tokio::io::AsyncWrite for Counted<'_> {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<io::Result<usize>> {
+        let polled = std::pin::Pin::new(&mut *self.stream).poll_write(cx, buf);
+        if let std::task::Poll::Ready(Ok(n)) = polled {
+            self.written += n;
+        }
+        polled
     }
-    Some((method, target))
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<io::Result<()>> {
+        std::pin::Pin::new(&mut *self.stream).poll_flush(cx)
+    }
+
+    /// Only flushes: the close happens in `linger_close`, after any status
+    /// hyper left unsent.
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<io::Result<()>> {
+        std::pin::Pin::new(&mut *self.stream).poll_flush(cx)
+    }
 }
 
-fn respond(
-    stream: &mut TcpStream,
-    status: u16,
-    reason: &str,
-    headers: &[(&str, &str)],
-    body: &[u8],
-    send_body: bool,
-) -> io::Result<()> {
-    let mut out = format!(
-        "HTTP/1.1 {status} {reason}\r\nContent-Length: {}\r\nConnection: close\r\n",
-        body.len()
-    );
-    for (name, value) in headers {
-        out.push_str(&format!("{name}: {value}\r\n"));
+async fn reject_busy(mut stream: TcpStream) {
+    let mut io = Counted::new(&mut stream);
+    let result = {
+        let service = hyper::service::service_fn(|_request: Request<Incoming>| async {
+            Ok::<_, Infallible>(closing(text(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "busy, retry later\n",
+            )))
+        });
+        let mut builder = http1();
+        builder
+            .keep_alive(false)
+            .header_read_timeout(REJECT_READ_TIMEOUT);
+        let conn = builder.serve_connection(TokioIo::new(&mut io), service);
+        tokio::time::timeout(REJECT_READ_TIMEOUT + GRACE, conn)
+            .await
+            .unwrap_or(Ok(()))
+    };
+    if let Err(error) = result {
+        answer_unanswered(&mut io, &error).await;
     }
-    out.push_str("\r\n");
-    let mut bytes = out.into_bytes();
-    if send_body {
-        bytes.extend_from_slice(body);
+    linger_close(stream).await;
+}
+
+/// Closes the write side, then reads and discards what the client still
+/// sends for a moment: closing a socket with unread bytes makes the kernel
+/// send a reset, which can destroy the response before the client reads it.
+async fn linger_close(mut stream: TcpStream) {
+    let _ = stream.shutdown().await;
+    let drain = async {
+        let mut buf = [0u8; 4096];
+        let mut drained = 0;
+        while drained < LINGER_BYTES {
+            match stream.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => drained += n,
+            }
+        }
+    };
+    let _ = tokio::time::timeout(LINGER, drain).await;
+}
+
+fn respond(request: &Request<Incoming>, render: &Render) -> Response<Full<Bytes>> {
+    let path = request.uri().path();
+    // Origin form (`/metrics`) or absolute form (`http://host/metrics`);
+    // authority and asterisk forms are for CONNECT and OPTIONS only.
+    if !path.starts_with('/') {
+        // The connection may be out of step with the client: end it.
+        return closing(text(StatusCode::BAD_REQUEST, "bad request target\n"));
     }
-    stream.write_all(&bytes)?;
-    stream.flush()
+    if path != "/metrics" {
+        return text(StatusCode::NOT_FOUND, "not found\n");
+    }
+    if request.method() != Method::GET && request.method() != Method::HEAD {
+        let mut response = text(StatusCode::METHOD_NOT_ALLOWED, "method not allowed\n");
+        response
+            .headers_mut()
+            .insert(ALLOW, HeaderValue::from_static("GET, HEAD"));
+        return response;
+    }
+    // A collection that panics must cost one scrape, not the server.
+    let body = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| render()))
+        .unwrap_or_else(|_| Err("metric collection panicked".into()));
+    match body {
+        Ok(body) => {
+            let mut response = Response::new(Full::new(Bytes::from(body)));
+            response.headers_mut().insert(
+                CONTENT_TYPE,
+                HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+            );
+            response
+        }
+        Err(message) => text(StatusCode::INTERNAL_SERVER_ERROR, &format!("{message}\n")),
+    }
+}
+
+fn closing(mut response: Response<Full<Bytes>>) -> Response<Full<Bytes>> {
+    response
+        .headers_mut()
+        .insert(CONNECTION, HeaderValue::from_static("close"));
+    response
+}
+
+fn text(status: StatusCode, body: &str) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(Bytes::from(body.to_owned())));
+    *response.status_mut() = status;
+    response
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::{Read, Write};
+    use std::time::Instant;
 
     fn server() -> ScrapeServer {
         let render: Render = Arc::new(|| Ok(b"up 1\n".to_vec()));
         ScrapeServer::start(SocketAddr::from(([127, 0, 0, 1], 0)), render).unwrap()
     }
 
+    /// Sends `request` and reads until the server closes.
     fn exchange(addr: SocketAddr, request: &[u8]) -> String {
-        let mut stream = TcpStream::connect(addr).unwrap();
+        let mut stream = std::net::TcpStream::connect(addr).unwrap();
         stream
             .set_read_timeout(Some(Duration::from_secs(10)))
             .unwrap();
@@ -310,21 +425,46 @@ mod tests {
     fn serves_metrics_and_refuses_everything_else() {
         let server = server();
         let addr = server.local_addr();
-        let ok = exchange(addr, b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+        let ok = exchange(
+            addr,
+            b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        );
         assert_eq!(status(&ok), "200");
         assert!(ok.ends_with("\r\n\r\nup 1\n"), "{ok}");
-        assert!(ok.contains("Content-Type: text/plain; version=0.0.4"));
-        let head = exchange(addr, b"HEAD /metrics?x=1 HTTP/1.1\r\n\r\n");
+        assert!(
+            ok.contains("content-type: text/plain; version=0.0.4"),
+            "{ok}"
+        );
+        let head = exchange(addr, b"HEAD /metrics?x=1 HTTP/1.0\r\n\r\n");
         assert_eq!(status(&head), "200");
         assert!(head.ends_with("\r\n\r\n"), "{head}");
-        assert_eq!(status(&exchange(addr, b"GET / HTTP/1.1\r\n\r\n")), "404");
+        assert_eq!(status(&exchange(addr, b"GET / HTTP/1.0\r\n\r\n")), "404");
         assert_eq!(
             status(&exchange(addr, b"GET /metricsx HTTP/1.0\r\n\r\n")),
             "404"
         );
-        let post = exchange(addr, b"POST /metrics HTTP/1.1\r\nContent-Length: 0\r\n\r\n");
+        let post = exchange(
+            addr,
+            b"POST /metrics HTTP/1.1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+        );
         assert_eq!(status(&post), "405");
-        assert!(post.contains("Allow: GET, HEAD"));
+        assert!(post.contains("allow: GET, HEAD"), "{post}");
+    }
+
+    #[test]
+    fn bare_lf_and_absolute_form_requests_are_served() {
+        let server = server();
+        let addr = server.local_addr();
+        let bare_lf = exchange(
+            addr,
+            b"GET /metrics HTTP/1.1\nHost: x\nConnection: close\n\n",
+        );
+        assert_eq!(status(&bare_lf), "200", "{bare_lf}");
+        let absolute = exchange(
+            addr,
+            b"GET http://127.0.0.1/metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
+        );
+        assert_eq!(status(&absolute), "200", "{absolute}");
     }
 
     #[test]
@@ -344,23 +484,21 @@ mod tests {
         huge.extend(std::iter::repeat_n(b'a', 64 * 1024));
         assert_eq!(status(&exchange(addr, &huge)), "431");
         // A client that connects and says nothing, then one that hangs up.
-        let silent = TcpStream::connect(addr).unwrap();
-        drop(TcpStream::connect(addr).unwrap());
-        // The endpoint still answers.
-        let ok = exchange(addr, b"GET /metrics HTTP/1.1\r\n\r\n");
+        let silent = std::net::TcpStream::connect(addr).unwrap();
+        drop(std::net::TcpStream::connect(addr).unwrap());
+        let ok = exchange(addr, b"GET /metrics HTTP/1.0\r\n\r\n");
         assert_eq!(status(&ok), "200");
         drop(silent);
     }
 
     #[test]
-    fn connections_beyond_the_cap_get_503_until_slots_free_up() {
+    fn connections_beyond_the_cap_get_a_readable_503() {
         let server = server();
         let addr = server.local_addr();
         // Clients that connect and never send hold every slot.
-        let silent: Vec<TcpStream> = (0..MAX_CONNECTIONS)
-            .map(|_| TcpStream::connect(addr).unwrap())
+        let silent: Vec<std::net::TcpStream> = (0..MAX_CONNECTIONS)
+            .map(|_| std::net::TcpStream::connect(addr).unwrap())
             .collect();
-        // Give the accept loop time to take them all (bounded wait).
         let deadline = Instant::now() + Duration::from_secs(5);
         let mut busy = String::new();
         while Instant::now() < deadline {
@@ -368,18 +506,20 @@ mod tests {
             if status(&busy) == "503" {
                 break;
             }
-            std::thread::sleep(Duration::from_millis(50));
+            std::thread::sleep(Duration::from_millis(20));
         }
         assert_eq!(status(&busy), "503", "{busy}");
+        assert!(busy.contains("connection: close"), "{busy}");
+        assert!(busy.ends_with("busy, retry later\n"), "{busy}");
         drop(silent);
         let deadline = Instant::now() + Duration::from_secs(5);
         loop {
-            let ok = exchange(addr, b"GET /metrics HTTP/1.1\r\n\r\n");
+            let ok = exchange(addr, b"GET /metrics HTTP/1.0\r\n\r\n");
             if status(&ok) == "200" {
                 break;
             }
             assert!(Instant::now() < deadline, "slots never freed: {ok}");
-            std::thread::sleep(Duration::from_millis(50));
+            std::thread::sleep(Duration::from_millis(20));
         }
     }
 
@@ -388,7 +528,6 @@ mod tests {
         let mut server = server();
         let addr = server.local_addr();
         server.stop();
-        // Rebinding the same port proves the listener is closed.
-        assert!(TcpListener::bind(addr).is_ok());
+        assert!(std::net::TcpListener::bind(addr).is_ok());
     }
 }
