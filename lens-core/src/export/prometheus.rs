@@ -10,15 +10,34 @@ use opentelemetry_prometheus::PrometheusExporter;
 use prometheus::{Encoder, TextEncoder};
 
 use super::scrape_server::{Render, ScrapeServer};
-use crate::telemetry::SetupError;
+
+/// Why the Prometheus exporter could not be built.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PrometheusError {
+    /// The reader could not be built.
+    #[error("cannot build the Prometheus exporter")]
+    Reader(#[source] opentelemetry_sdk::error::OTelSdkError),
+    /// The endpoint could not be bound.
+    #[error("cannot serve Prometheus metrics on {addr}")]
+    Bind {
+        /// The address asked for.
+        addr: SocketAddr,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+}
 
 /// The pull reader to install on the provider and the server that exposes it.
-pub(crate) fn build(addr: SocketAddr) -> Result<(PrometheusExporter, ScrapeServer), SetupError> {
+pub(crate) fn build(
+    addr: SocketAddr,
+) -> Result<(PrometheusExporter, ScrapeServer), PrometheusError> {
     let registry = prometheus::Registry::new();
     let reader = opentelemetry_prometheus::exporter()
         .with_registry(registry.clone())
         .build()
-        .map_err(|e| SetupError::Exporter(format!("Prometheus exporter: {e}")))?;
+        .map_err(PrometheusError::Reader)?;
     let render: Render = Arc::new(move || {
         let mut body = Vec::new();
         TextEncoder::new()
@@ -26,7 +45,7 @@ pub(crate) fn build(addr: SocketAddr) -> Result<(PrometheusExporter, ScrapeServe
             .map_err(|e| e.to_string())?;
         Ok(body)
     });
-    let server =
-        ScrapeServer::start(addr, render).map_err(|source| SetupError::Bind { addr, source })?;
+    let server = ScrapeServer::start(addr, render)
+        .map_err(|source| PrometheusError::Bind { addr, source })?;
     Ok((reader, server))
 }

@@ -47,16 +47,24 @@
 
 mod config;
 mod env;
+mod error;
 mod handle;
+mod options;
+mod otlp_env;
+mod pem;
+mod pipeline;
+mod rank;
 pub mod resource;
 mod setup;
 mod strategy;
 
-pub use config::{ExporterKind, NemoLensConfig, OtlpProtocol, DEFAULT_PREFIX};
+pub use config::{ExporterKind, NamedFile, NemoLensConfig, OtlpProtocol, DEFAULT_PREFIX};
 pub use env::{ConfigError, EnvLookup};
+pub use error::SetupError;
 pub use handle::{ShutdownError, TelemetryHandle};
+pub use options::SetupOptions;
 pub use resource::{K8S_ATTRIBUTES, SLURM_ATTRIBUTES};
-pub use setup::{setup_telemetry, SetupError, SetupOptions};
+pub use setup::setup_telemetry;
 pub use strategy::{
     register_export_strategy, sampled_rank_selected, ExportStrategy, RankContext, StrategyFn,
 };
