@@ -724,18 +724,32 @@ fn tls_receiver(
     received: &Received,
     pki: &support::tls::TestPki,
 ) -> Receiver {
+    tls_receiver_with(proto, port, received, pki, None)
+}
+
+#[cfg(feature = "otlp-tls")]
+fn tls_receiver_with(
+    proto: Proto,
+    port: u16,
+    received: &Received,
+    pki: &support::tls::TestPki,
+    client_ca: Option<&str>,
+) -> Receiver {
+    let (cert, key) = (&pki.server_cert, &pki.server_key);
     match proto {
         Proto::Grpc => Receiver::Grpc(GrpcReceiver::start_tls(
             port,
             received.clone(),
-            &pki.server_cert,
-            &pki.server_key,
+            cert,
+            key,
+            client_ca,
         )),
         Proto::Http => Receiver::Http(HttpReceiver::start_tls(
             port,
             received.clone(),
-            &pki.server_cert,
-            &pki.server_key,
+            cert,
+            key,
+            client_ca,
         )),
     }
 }
@@ -846,4 +860,71 @@ fn tls_uses_the_built_in_roots_when_no_ca_is_configured() {
     );
     assert_eq!(received.count(), 0);
     let _ = handle.shutdown();
+}
+
+/// Mutual TLS: a receiver that demands a client certificate gets exports
+/// only when `OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE` and `_CLIENT_KEY` are
+/// set.
+#[cfg(feature = "otlp-tls")]
+#[test]
+fn client_certificates_are_presented_for_mutual_tls() {
+    let _serial = serial();
+    let captured = Captured::get();
+    let pki = support::tls::TestPki::generate("mtls");
+    let ca = pki.ca_file.to_str().unwrap();
+    let client_cert = pki.client_cert_file.to_str().unwrap();
+    let client_key = pki.client_key_file.to_str().unwrap();
+    for proto in [Proto::Grpc, Proto::Http] {
+        let port = free_port();
+        let received = Received::default();
+        let _receiver = tls_receiver_with(proto, port, &received, &pki, Some(&pki.ca_cert));
+        let (endpoint, handle) = otlp(
+            proto,
+            &format!("https://127.0.0.1:{port}"),
+            &[
+                ("OTEL_EXPORTER_OTLP_CERTIFICATE", ca),
+                ("OTEL_EXPORTER_OTLP_METRICS_CLIENT_CERTIFICATE", client_cert),
+                ("OTEL_EXPORTER_OTLP_CLIENT_KEY", client_key),
+            ],
+            Duration::from_secs(5),
+        );
+        handle
+            .meter
+            .otel()
+            .u64_counter("fault.mtls")
+            .build()
+            .add(5, &[]);
+        received
+            .wait_for(Duration::from_secs(10), |r| {
+                int_total(r, "fault.mtls") == Some(5)
+            })
+            .unwrap_or_else(|| {
+                panic!("{proto:?}: no export with a client certificate to {endpoint}")
+            });
+        assert_eq!(handle.failed_exports(), 0);
+        handle.shutdown().unwrap();
+
+        // The same receiver refuses a client without a certificate.
+        let (endpoint, handle) = otlp(
+            proto,
+            &format!("https://127.0.0.1:{port}"),
+            &[("OTEL_EXPORTER_OTLP_CERTIFICATE", ca)],
+            Duration::from_secs(2),
+        );
+        let before = received.count();
+        handle
+            .meter
+            .otel()
+            .u64_counter("fault.mtls")
+            .build()
+            .add(1, &[]);
+        let (_, line) = captured
+            .wait_for(&endpoint, FAILED, Duration::from_secs(10))
+            .unwrap_or_else(|| panic!("{proto:?}: no warning without a client certificate"));
+        eprintln!(
+            "{proto:?} mutual TLS: export verified with a client certificate; without one: {line}"
+        );
+        assert_eq!(received.count(), before);
+        let _ = handle.shutdown();
+    }
 }

@@ -61,6 +61,7 @@ impl ExportReport {
 
     /// Notes the underlying error of a failed attempt, to be reported with
     /// the export's failure.
+    #[cfg(feature = "otlp")]
     pub(crate) fn note_cause(&self, cause: String) {
         self.lock().cause = Some(cause);
     }

@@ -34,13 +34,29 @@
 //! | `OTEL_SERVICE_NAME` | `nemo` | `service.name` |
 //! | `OTEL_METRIC_EXPORT_INTERVAL` | 10000 | push interval, ms |
 //! | `OTEL_METRIC_EXPORT_TIMEOUT` | 10000 | one OTLP export's timeout, ms |
-//! | `OTEL_EXPORTER_OTLP_ENDPOINT` / `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT` | OTLP defaults | receiver URL |
-//! | `OTEL_EXPORTER_OTLP_HEADERS` | none | `key=value,...` sent with each export |
+//! | `OTEL_EXPORTER_OTLP_ENDPOINT` / `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT` | OTLP defaults | receiver URL: `http://` or `https://` (feature `otlp-tls`) with a host |
+//! | `OTEL_EXPORTER_OTLP_METRICS_HEADERS`, else `OTEL_EXPORTER_OTLP_HEADERS` | none | `key=value,...` sent with each export; names must be HTTP tokens, values printable ASCII |
 //! | `OTEL_EXPORTER_OTLP_METRICS_PROTOCOL`, else `OTEL_EXPORTER_OTLP_PROTOCOL` | `grpc` | `grpc` or `http/protobuf` |
+//! | `OTEL_EXPORTER_OTLP_METRICS_TIMEOUT`, else `OTEL_EXPORTER_OTLP_TIMEOUT` | `OTEL_METRIC_EXPORT_TIMEOUT` | one OTLP request's timeout, ms |
+//! | `OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE` | `cumulative` | `cumulative`, `delta` or `lowmemory` |
+//! | `OTEL_EXPORTER_OTLP_METRICS_COMPRESSION`, else `OTEL_EXPORTER_OTLP_COMPRESSION` | `none` | only `none`: this build does not compress |
+//! | `OTEL_EXPORTER_OTLP_METRICS_CERTIFICATE`, else `OTEL_EXPORTER_OTLP_CERTIFICATE` | built-in roots | PEM CA file trusted for `https://` instead of Mozilla's roots |
+//! | `OTEL_EXPORTER_OTLP_METRICS_CLIENT_CERTIFICATE` / `_CLIENT_KEY`, else `OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE` / `_CLIENT_KEY` | none | PEM client certificate chain and key for mutual TLS, both or neither |
 //! | `OTEL_RESOURCE_ATTRIBUTES` | none | extra resource attributes |
 //! | `OTEL_EXPORTER_PROMETHEUS_HOST` / `_PORT` | `127.0.0.1` / `9464` | scrape endpoint address |
 //! | `DEPLOYMENT_ENV`, else `ENVIRONMENT` | none | `deployment.environment` |
 //! | `LOCAL_RANK` | 0 | the `first_rank_per_node` rank within a node |
+//!
+//! Every OTLP variable is checked when the configuration is read (URLs,
+//! header names and values, that certificate files exist and hold PEM),
+//! and every value is passed to the `opentelemetry-otlp` builders
+//! explicitly, so that crate reads no variable of its own. Errors about
+//! headers list the header names only: values usually hold tokens. The
+//! HTTP/protobuf client honours the usual `HTTP_PROXY`/`HTTPS_PROXY`/
+//! `NO_PROXY` variables, as Python's `requests` does.
+//!
+//! Export failures are logged through `tracing` (target `nemo_lens`) while
+//! they happen; see [`TelemetryHandle::failed_exports`].
 //!
 //! The resource attributes and their sources are listed in the [`resource`]
 //! module.

@@ -16,7 +16,7 @@ use super::handle::TelemetryHandle;
 pub(super) type Install =
     Box<dyn FnOnce(MeterProviderBuilder, Duration) -> MeterProviderBuilder + Send>;
 
-/// Options of [`setup_telemetry`] beyond the configuration, as a builder.
+/// Options of [`setup_telemetry`](super::setup_telemetry) beyond the configuration, as a builder.
 ///
 /// ```no_run
 /// use lens_core::telemetry::{NemoLensConfig, SetupOptions};
@@ -146,7 +146,7 @@ impl SetupOptions {
         self
     }
 
-    /// Sets up telemetry for `rank` of `world_size`; see [`setup_telemetry`].
+    /// Sets up telemetry for `rank` of `world_size`; see [`setup_telemetry`](super::setup_telemetry).
     pub fn setup(
         self,
         config: &NemoLensConfig,

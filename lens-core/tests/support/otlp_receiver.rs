@@ -150,10 +150,18 @@ impl GrpcReceiver {
     }
 
     /// A receiver serving TLS with `cert` and `key` (PEM), accepted with
-    /// tokio-rustls on each connection.
+    /// tokio-rustls on each connection; with `client_ca`, clients must
+    /// present a certificate it signed.
     #[cfg(feature = "otlp-tls")]
-    pub fn start_tls(port: u16, received: Received, cert: &str, key: &str) -> Self {
-        let acceptor = tokio_rustls::TlsAcceptor::from(super::tls::server_config(cert, key));
+    pub fn start_tls(
+        port: u16,
+        received: Received,
+        cert: &str,
+        key: &str,
+        client_ca: Option<&str>,
+    ) -> Self {
+        let acceptor =
+            tokio_rustls::TlsAcceptor::from(super::tls::server_config(cert, key, client_ca));
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_all()
@@ -273,10 +281,18 @@ impl HttpReceiver {
         Self::start_with(port, received, None)
     }
 
-    /// A receiver serving TLS with `cert` and `key` (PEM).
+    /// A receiver serving TLS with `cert` and `key` (PEM); with
+    /// `client_ca`, clients must present a certificate it signed.
     #[cfg(feature = "otlp-tls")]
-    pub fn start_tls(port: u16, received: Received, cert: &str, key: &str) -> Self {
-        Self::start_with(port, received, Some(super::tls::server_config(cert, key)))
+    pub fn start_tls(
+        port: u16,
+        received: Received,
+        cert: &str,
+        key: &str,
+        client_ca: Option<&str>,
+    ) -> Self {
+        let config = super::tls::server_config(cert, key, client_ca);
+        Self::start_with(port, received, Some(config))
     }
 
     fn start_with(port: u16, received: Received, tls: Option<ServerTls>) -> Self {

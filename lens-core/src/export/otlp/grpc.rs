@@ -27,7 +27,7 @@ pub(super) fn build(
     #[cfg(feature = "otlp-tls")]
     let endpoint = if https {
         endpoint
-            .tls_config(super::tls::tonic_config(&settings.tls)?)
+            .tls_config(super::tls::tonic_config(&settings.tls, &settings.endpoint)?)
             .map_err(|e| OtlpError::TlsConfig {
                 endpoint: settings.endpoint.clone(),
                 source: e.into(),

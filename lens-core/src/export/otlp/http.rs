@@ -44,7 +44,7 @@ fn client(settings: &OtlpSettings, https: bool) -> Result<reqwest::blocking::Cli
     let builder = {
         let plain = crate::export::settings::TlsFiles::default();
         let files = if https { &settings.tls } else { &plain };
-        builder.tls_backend_preconfigured(super::tls::rustls_config(files)?)
+        builder.tls_backend_preconfigured(super::tls::rustls_config(files, &settings.endpoint)?)
     };
     #[cfg(not(feature = "otlp-tls"))]
     let _ = https;

@@ -45,12 +45,15 @@ fn identity(tls: &TlsFiles) -> Option<(&NamedPath, &NamedPath)> {
 }
 
 /// The gRPC channel's TLS settings.
-pub(super) fn tonic_config(tls: &TlsFiles) -> Result<tonic::transport::ClientTlsConfig, OtlpError> {
+pub(super) fn tonic_config(
+    tls: &TlsFiles,
+    endpoint: &str,
+) -> Result<tonic::transport::ClientTlsConfig, OtlpError> {
     use tonic::transport::{Certificate, ClientTlsConfig, Identity};
     // tonic skips CA certificates it cannot parse, and checks the client
     // identity only when connecting: building the same configuration with
     // rustls first turns both into errors at setup, naming the file.
-    rustls_config(tls)?;
+    rustls_config(tls, endpoint)?;
     let mut config = ClientTlsConfig::new();
     config = match &tls.ca {
         Some(ca) => config.ca_certificate(Certificate::from_pem(read(ca)?)),
@@ -63,7 +66,10 @@ pub(super) fn tonic_config(tls: &TlsFiles) -> Result<tonic::transport::ClientTls
 }
 
 /// The HTTP client's TLS settings.
-pub(super) fn rustls_config(tls: &TlsFiles) -> Result<rustls::ClientConfig, OtlpError> {
+pub(super) fn rustls_config(
+    tls: &TlsFiles,
+    endpoint: &str,
+) -> Result<rustls::ClientConfig, OtlpError> {
     let mut roots = RootCertStore::empty();
     match &tls.ca {
         Some(ca) => {
@@ -79,7 +85,7 @@ pub(super) fn rustls_config(tls: &TlsFiles) -> Result<rustls::ClientConfig, Otlp
     let builder = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .map_err(|e| OtlpError::TlsConfig {
-            endpoint: String::new(),
+            endpoint: endpoint.to_owned(),
             source: e.into(),
         })?
         .with_root_certificates(roots);
