@@ -105,38 +105,53 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[index]
 }
 
-/// `count` clients that send a request one byte at a time and never finish
-/// it, reconnecting whenever the server closes them, until `stop`.
+/// `count` slow clients until `stop`, reconnecting whenever the server
+/// closes them: even ones send a request one byte every 100 ms and never
+/// finish it, odd ones connect and say nothing.
 fn slow_loris(
     addr: SocketAddr,
     count: usize,
     stop: Arc<AtomicBool>,
 ) -> Vec<std::thread::JoinHandle<u32>> {
     (0..count)
-        .map(|_| {
+        .map(|i| {
             let stop = stop.clone();
             std::thread::spawn(move || {
                 let deadline = Instant::now() + Duration::from_secs(30);
+                let running = || !stop.load(Ordering::Relaxed) && Instant::now() < deadline;
                 let mut connections = 0;
-                while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
+                while running() {
                     let Ok(mut stream) = TcpStream::connect(addr) else {
                         std::thread::sleep(Duration::from_millis(50));
                         continue;
                     };
                     connections += 1;
+                    let _ = stream.set_read_timeout(Some(Duration::from_millis(100)));
                     let head = b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ";
                     let mut sent = 0;
-                    while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
-                        let byte = if sent < head.len() {
-                            &head[sent..=sent]
-                        } else {
-                            b"a"
-                        };
-                        if stream.write_all(byte).is_err() {
-                            break;
+                    let mut buf = [0u8; 512];
+                    while running() {
+                        if i % 2 == 0 {
+                            let byte = if sent < head.len() {
+                                &head[sent..=sent]
+                            } else {
+                                b"a"
+                            };
+                            if stream.write_all(byte).is_err() {
+                                break;
+                            }
+                            sent += 1;
                         }
-                        sent += 1;
-                        std::thread::sleep(Duration::from_millis(100));
+                        // Anything from the server (a 408) or its close
+                        // ends this connection.
+                        match stream.read(&mut buf) {
+                            Err(e)
+                                if matches!(
+                                    e.kind(),
+                                    ErrorKind::WouldBlock | ErrorKind::TimedOut
+                                ) => {}
+                            _ => break,
+                        }
                     }
                 }
                 connections
@@ -177,7 +192,8 @@ fn scrapes_succeed_fast_while_fifty_slow_loris_clients_hold_connections() {
     latencies.sort();
     let rate = fast as f64 * 100.0 / total as f64;
     eprintln!(
-        "slow-loris: 50 slow clients ({slow_connections} connections over the run); \
+        "slow-loris: 50 slow clients, 25 trickling and 25 silent ({slow_connections} \
+         connections over the run); \
          {fast}/{total} scrapes = {rate:.1}% returned 200 in <100 ms; \
          median {:?}, p99 {:?}, max {:?}; failures {failures:?}",
         percentile(&latencies, 0.5),
@@ -242,6 +258,52 @@ fn a_burst_of_200_scrapers_gets_only_complete_responses() {
     assert_eq!(resets, 0, "{outcomes:?}");
     assert!(other.is_empty(), "{other:?}");
     assert_eq!(ok + busy, clients);
+}
+
+/// With the serving pool nearly full of silent clients, a burst gets a mix
+/// of 200 and 503, every response complete and no reset.
+#[test]
+fn a_burst_beyond_the_connection_cap_gets_readable_503s() {
+    let _serial = serial();
+    let handle = scrape_endpoint();
+    let addr = handle.prometheus_addr().unwrap();
+    let silent: Vec<TcpStream> = (0..240)
+        .map(|_| TcpStream::connect(addr).unwrap())
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let clients = 100;
+    let barrier = Arc::new(Barrier::new(clients));
+    let threads: Vec<_> = (0..clients)
+        .map(|_| {
+            let barrier = barrier.clone();
+            std::thread::spawn(move || {
+                barrier.wait();
+                scrape(addr, SCRAPE, Duration::from_secs(10)).0
+            })
+        })
+        .collect();
+    let outcomes: Vec<Outcome> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+    drop(silent);
+    let count = |code| {
+        outcomes
+            .iter()
+            .filter(|o| matches!(o, Outcome::Status(c, _) if *c == code))
+            .count()
+    };
+    let (ok, busy) = (count(200), count(503));
+    let resets = outcomes
+        .iter()
+        .filter(|o| matches!(o, Outcome::Reset))
+        .count();
+    eprintln!(
+        "burst beyond the cap: 240 silent connections held, {clients} concurrent scrapers: \
+         {ok} got 200, {busy} got a complete 503, {resets} resets"
+    );
+    assert_eq!(resets, 0, "{outcomes:?}");
+    assert_eq!(ok + busy, clients, "{outcomes:?}");
+    // 16 slots were free; more 200s only if some silent clients were not
+    // accepted yet.
+    assert!(busy >= clients / 2, "{ok} served with 16 free slots");
 }
 
 #[test]
