@@ -28,17 +28,23 @@ use prost::Message;
 #[derive(Clone, Default)]
 pub struct Received(
     Arc<Mutex<Vec<ExportMetricsServiceRequest>>>,
-    Arc<Mutex<Option<String>>>,
+    /// Header (or metadata) names and values of the latest request.
+    Arc<Mutex<Vec<(String, String)>>>,
     /// When set, requests are refused: this HTTP status, or over gRPC
     /// `UNAUTHENTICATED`.
     Arc<Mutex<Option<u16>>>,
 );
 
 impl Received {
-    /// Stores a request and the `x-team` header (or gRPC metadata) it came with.
-    fn push(&self, request: ExportMetricsServiceRequest, team: Option<String>) {
+    /// Stores a request and the headers (or gRPC metadata) it came with.
+    fn push(&self, request: ExportMetricsServiceRequest, headers: Vec<(String, String)>) {
         self.0.lock().unwrap().push(request);
-        *self.1.lock().unwrap() = team;
+        *self.1.lock().unwrap() = headers;
+    }
+
+    /// `(lower-case name, value)` of every header of the latest request.
+    pub fn headers(&self) -> Vec<(String, String)> {
+        self.1.lock().unwrap().clone()
     }
 
     /// Refuses every request from now on (`Some(status)`) or accepts again.
@@ -52,7 +58,10 @@ impl Received {
 
     /// The `x-team` header of the latest request.
     pub fn team_header(&self) -> Option<String> {
-        self.1.lock().unwrap().clone()
+        self.headers()
+            .into_iter()
+            .find(|(name, _)| name == "x-team")
+            .map(|(_, value)| value)
     }
 
     pub fn count(&self) -> usize {
@@ -103,12 +112,19 @@ impl MetricsService for Sink {
                 "rejected by the test receiver",
             ));
         }
-        let team = request
+        let headers = request
             .metadata()
-            .get("x-team")
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
-        self.0.push(request.into_inner(), team);
+            .clone()
+            .into_headers()
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.as_str().to_owned(),
+                    v.to_str().unwrap_or_default().to_owned(),
+                )
+            })
+            .collect();
+        self.0.push(request.into_inner(), headers);
         Ok(tonic::Response::new(ExportMetricsServiceResponse::default()))
     }
 }
@@ -398,11 +414,13 @@ fn handle_http(mut stream: impl Read + Write, received: &Received) -> std::io::R
     let status = match ExportMetricsServiceRequest::decode(&data[head_end..head_end + length]) {
         _ if rejected.is_some() => rejected.as_deref().unwrap_or_default(),
         Ok(request) if ok => {
-            let team = head
+            let headers = head
                 .lines()
-                .find_map(|l| l.strip_prefix("x-team:"))
-                .map(|v| v.trim().to_owned());
-            received.push(request, team);
+                .skip(1)
+                .filter_map(|l| l.split_once(':'))
+                .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
+                .collect();
+            received.push(request, headers);
             "200 OK"
         }
         _ => "400 Bad Request",
