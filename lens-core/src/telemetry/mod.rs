@@ -74,6 +74,11 @@ pub mod resource;
 mod setup;
 mod strategy;
 
+pub use crate::export::ExporterError;
+#[cfg(feature = "otlp")]
+pub use crate::export::OtlpError;
+#[cfg(feature = "prometheus")]
+pub use crate::export::PrometheusError;
 pub use config::{ExporterKind, NamedFile, NemoLensConfig, OtlpProtocol, DEFAULT_PREFIX};
 pub use env::{ConfigError, EnvLookup};
 pub use error::SetupError;
