@@ -16,26 +16,21 @@
 //!   drain what the client still sends for a moment) so a response is never
 //!   destroyed by a TCP reset caused by unread request bytes.
 
-use std::convert::Infallible;
+mod connection;
+mod counted;
+mod respond;
+
 use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use bytes::Bytes;
-use http_body_util::Full;
-use hyper::body::Incoming;
-use hyper::header::{HeaderValue, ALLOW, CONNECTION, CONTENT_TYPE};
-use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::{TokioIo, TokioTimer};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpSocket, TcpStream};
+use tokio::net::{TcpListener, TcpSocket};
 use tokio::sync::{oneshot, Semaphore};
 
-/// Longest request head accepted (hyper's smallest buffer); scrapers send a
-/// few hundred bytes, anything longer gets 431.
-const MAX_HEAD: usize = 8 * 1024;
+use connection::{reject_busy, serve};
+
 /// Connections served at once. Each costs a few kilobytes, so the cap is
 /// set well above what slow or idle clients can plausibly hold open while
 /// still bounding memory.
@@ -43,18 +38,6 @@ pub(crate) const MAX_CONNECTIONS: usize = 256;
 /// Connections past the cap that are read and answered 503; beyond both
 /// pools a connection is closed unanswered.
 const MAX_REJECTING: usize = 256;
-/// Time a client gets to send a whole request head (also how long an idle
-/// keep-alive connection is kept).
-pub(crate) const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(5);
-/// Time a busy client gets to send its request before being dropped.
-const REJECT_READ_TIMEOUT: Duration = Duration::from_secs(2);
-/// Longest life of one connection, whatever the client does; requests in
-/// flight then get `GRACE` to finish.
-const CONNECTION_DEADLINE: Duration = Duration::from_secs(30);
-const GRACE: Duration = Duration::from_secs(5);
-/// How long, and how many bytes, a closing connection is drained for.
-const LINGER: Duration = Duration::from_secs(1);
-const LINGER_BYTES: usize = 64 * 1024;
 /// Pending connections the kernel queues before `accept`.
 const BACKLOG: u32 = 1024;
 /// How long `stop` lets open connections wind down.
@@ -187,211 +170,6 @@ async fn accept_loop(listener: TcpListener, render: Render, mut stop: oneshot::R
         // Past both pools the stream is dropped: the only unanswered case,
         // and only with hundreds of connections already open.
     }
-}
-
-fn http1() -> hyper::server::conn::http1::Builder {
-    let mut builder = hyper::server::conn::http1::Builder::new();
-    builder
-        .timer(TokioTimer::new())
-        .header_read_timeout(HEADER_READ_TIMEOUT)
-        .max_buf_size(MAX_HEAD)
-        .pipeline_flush(true);
-    builder
-}
-
-async fn serve(mut stream: TcpStream, render: Render) {
-    let mut io = Counted::new(&mut stream);
-    let result = {
-        let service = hyper::service::service_fn(move |request| {
-            let render = render.clone();
-            async move { Ok::<_, Infallible>(respond(&request, &render)) }
-        });
-        let conn = http1()
-            .keep_alive(true)
-            .serve_connection(TokioIo::new(&mut io), service);
-        tokio::pin!(conn);
-        match tokio::time::timeout(CONNECTION_DEADLINE, conn.as_mut()).await {
-            Ok(result) => result,
-            Err(_) => {
-                // Too long: finish the request in flight, take no more.
-                conn.as_mut().graceful_shutdown();
-                tokio::time::timeout(GRACE, conn).await.unwrap_or(Ok(()))
-            }
-        }
-    };
-    if let Err(error) = result {
-        answer_unanswered(&mut io, &error).await;
-    }
-    linger_close(stream).await;
-}
-
-/// hyper closes a connection whose request head cannot be parsed, or does
-/// not arrive in time, without a word; the client gets the status the RFC
-/// asks for instead, unless a response already went out on it.
-async fn answer_unanswered(io: &mut Counted<'_>, error: &hyper::Error) {
-    if io.written > 0 || io.read == 0 {
-        return;
-    }
-    let status = if error.is_parse_too_large() {
-        "431 Request Header Fields Too Large"
-    } else if error.is_parse() {
-        "400 Bad Request"
-    } else if error.is_timeout() {
-        "408 Request Timeout"
-    } else {
-        return;
-    };
-    let response = format!("HTTP/1.1 {status}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
-    let _ = tokio::time::timeout(LINGER, io.stream.write_all(response.as_bytes())).await;
-}
-
-/// The connection's stream, counting the bytes that went each way.
-struct Counted<'a> {
-    stream: &'a mut TcpStream,
-    read: usize,
-    written: usize,
-}
-
-impl<'a> Counted<'a> {
-    fn new(stream: &'a mut TcpStream) -> Self {
-        Counted {
-            stream,
-            read: 0,
-            written: 0,
-        }
-    }
-}
-
-impl tokio::io::AsyncRead for Counted<'_> {
-    fn poll_read(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-        buf: &mut tokio::io::ReadBuf<'_>,
-    ) -> std::task::Poll<io::Result<()>> {
-        let before = buf.filled().len();
-        let polled = std::pin::Pin::new(&mut *self.stream).poll_read(cx, buf);
-        self.read += buf.filled().len() - before;
-        polled
-    }
-}
-
-impl tokio::io::AsyncWrite for Counted<'_> {
-    fn poll_write(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-        buf: &[u8],
-    ) -> std::task::Poll<io::Result<usize>> {
-        let polled = std::pin::Pin::new(&mut *self.stream).poll_write(cx, buf);
-        if let std::task::Poll::Ready(Ok(n)) = polled {
-            self.written += n;
-        }
-        polled
-    }
-
-    fn poll_flush(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<io::Result<()>> {
-        std::pin::Pin::new(&mut *self.stream).poll_flush(cx)
-    }
-
-    /// Only flushes: the close happens in `linger_close`, after any status
-    /// hyper left unsent.
-    fn poll_shutdown(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<io::Result<()>> {
-        std::pin::Pin::new(&mut *self.stream).poll_flush(cx)
-    }
-}
-
-async fn reject_busy(mut stream: TcpStream) {
-    let mut io = Counted::new(&mut stream);
-    let result = {
-        let service = hyper::service::service_fn(|_request: Request<Incoming>| async {
-            Ok::<_, Infallible>(closing(text(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "busy, retry later\n",
-            )))
-        });
-        let mut builder = http1();
-        builder
-            .keep_alive(false)
-            .header_read_timeout(REJECT_READ_TIMEOUT);
-        let conn = builder.serve_connection(TokioIo::new(&mut io), service);
-        tokio::time::timeout(REJECT_READ_TIMEOUT + GRACE, conn)
-            .await
-            .unwrap_or(Ok(()))
-    };
-    if let Err(error) = result {
-        answer_unanswered(&mut io, &error).await;
-    }
-    linger_close(stream).await;
-}
-
-/// Closes the write side, then reads and discards what the client still
-/// sends for a moment: closing a socket with unread bytes makes the kernel
-/// send a reset, which can destroy the response before the client reads it.
-async fn linger_close(mut stream: TcpStream) {
-    let _ = stream.shutdown().await;
-    let drain = async {
-        let mut buf = [0u8; 4096];
-        let mut drained = 0;
-        while drained < LINGER_BYTES {
-            match stream.read(&mut buf).await {
-                Ok(0) | Err(_) => break,
-                Ok(n) => drained += n,
-            }
-        }
-    };
-    let _ = tokio::time::timeout(LINGER, drain).await;
-}
-
-fn respond(request: &Request<Incoming>, render: &Render) -> Response<Full<Bytes>> {
-    let path = request.uri().path();
-    // Origin form (`/metrics`) or absolute form (`http://host/metrics`);
-    // authority and asterisk forms are for CONNECT and OPTIONS only.
-    if !path.starts_with('/') {
-        // The connection may be out of step with the client: end it.
-        return closing(text(StatusCode::BAD_REQUEST, "bad request target\n"));
-    }
-    if path != "/metrics" {
-        return text(StatusCode::NOT_FOUND, "not found\n");
-    }
-    if request.method() != Method::GET && request.method() != Method::HEAD {
-        let mut response = text(StatusCode::METHOD_NOT_ALLOWED, "method not allowed\n");
-        response
-            .headers_mut()
-            .insert(ALLOW, HeaderValue::from_static("GET, HEAD"));
-        return response;
-    }
-    // A collection that panics must cost one scrape, not the server.
-    let body = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| render()))
-        .unwrap_or_else(|_| Err("metric collection panicked".into()));
-    match body {
-        Ok(body) => {
-            let mut response = Response::new(Full::new(Bytes::from(body)));
-            response.headers_mut().insert(
-                CONTENT_TYPE,
-                HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
-            );
-            response
-        }
-        Err(message) => text(StatusCode::INTERNAL_SERVER_ERROR, &format!("{message}\n")),
-    }
-}
-
-fn closing(mut response: Response<Full<Bytes>>) -> Response<Full<Bytes>> {
-    response
-        .headers_mut()
-        .insert(CONNECTION, HeaderValue::from_static("close"));
-    response
-}
-
-fn text(status: StatusCode, body: &str) -> Response<Full<Bytes>> {
-    let mut response = Response::new(Full::new(Bytes::from(body.to_owned())));
-    *response.status_mut() = status;
-    response
 }
 
 #[cfg(test)]
