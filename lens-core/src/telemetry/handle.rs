@@ -20,6 +20,20 @@ pub enum ShutdownError {
     /// The SDK reported a failure.
     #[error("telemetry shutdown failed: {0}")]
     Sdk(String),
+    /// The final export did not finish within the shutdown timeout (for
+    /// example a receiver that accepts connections and never answers).
+    #[error(
+        "telemetry shutdown: the final export to {endpoint} did not finish within {timeout:?} \
+         ({failed_exports} failed exports since setup)"
+    )]
+    ExportTimeout {
+        /// Where the export went.
+        endpoint: String,
+        /// The shutdown timeout.
+        timeout: Duration,
+        /// Exports that failed since setup.
+        failed_exports: u64,
+    },
     /// The final export failed (for example an unreachable receiver).
     #[error(
         "telemetry shutdown: the final export to {endpoint} failed: {error} \
@@ -168,6 +182,13 @@ impl Active {
                 error: report.last_error().unwrap_or(sdk),
                 failed_exports: report.failed_exports(),
             }),
+            (Err(ShutdownError::Timeout(timeout)), Some(report)) => {
+                Err(ShutdownError::ExportTimeout {
+                    endpoint: report.endpoint().to_owned(),
+                    timeout,
+                    failed_exports: report.failed_exports(),
+                })
+            }
             (result, _) => result,
         }
     }

@@ -207,8 +207,10 @@ fn down_hanging_and_rejecting_receivers_are_reported_with_the_cause() {
             .wait_for(&endpoint, FAILED, Duration::from_secs(15))
             .unwrap_or_else(|| panic!("{proto:?}: no warning for a hanging receiver"));
         let shutdown_begun = Instant::now();
-        let _ = handle.shutdown();
+        let shutdown_error = handle.shutdown().unwrap_err().to_string();
         let shutdown = shutdown_begun.elapsed();
+        eprintln!("{proto:?} receiver hanging: shutdown error: {shutdown_error}");
+        assert!(shutdown_error.contains(&endpoint), "{shutdown_error}");
         eprintln!(
             "{proto:?} receiver hanging: 100000 records took {recording:?}; warned after {:?}; \
              shutdown took {shutdown:?} (timeout 1.5 s): {line}",
