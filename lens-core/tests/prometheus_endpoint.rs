@@ -219,3 +219,34 @@ fn busy_port_is_an_error_naming_the_address() {
         "{err}"
     );
 }
+
+/// The endpoint runs on a runtime of its own, so setting it up, scraping it
+/// and shutting it down from inside the program's own (current-thread)
+/// runtime neither panics nor deadlocks.
+#[test]
+fn works_inside_a_current_thread_tokio_runtime() {
+    let _serial = serial();
+    let user_runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    user_runtime.block_on(async {
+        let handle = options().setup(&config("0"), 0, 1).unwrap();
+        handle
+            .meter
+            .otel()
+            .u64_counter("async.count")
+            .build()
+            .add(2, &[]);
+        let addr = handle.prometheus_addr().unwrap();
+        let response = get(
+            addr,
+            "GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
+        );
+        assert!(response.starts_with("HTTP/1.1 200 OK"), "{response}");
+        assert_eq!(sample(&response, "async_count_total", &[]), 2.0);
+        handle.shutdown().unwrap();
+        drop(handle);
+        assert!(TcpListener::bind(addr).is_ok());
+    });
+}

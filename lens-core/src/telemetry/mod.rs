@@ -50,7 +50,9 @@
 //! Every OTLP variable is checked when the configuration is read (URLs,
 //! header names and values, that certificate files exist and hold PEM),
 //! and every value is passed to the `opentelemetry-otlp` builders
-//! explicitly, so that crate reads no variable of its own. Errors about
+//! explicitly, so that crate reads no variable of its own.
+//! `OTEL_EXPORTER_OTLP_INSECURE` is not read: it only applies to endpoints
+//! without a scheme, which are rejected here; the scheme decides TLS. Errors about
 //! headers list the header names only: values usually hold tokens. The
 //! HTTP/protobuf client honours the usual `HTTP_PROXY`/`HTTPS_PROXY`/
 //! `NO_PROXY` variables, as Python's `requests` does.
