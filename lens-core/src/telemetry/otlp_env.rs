@@ -57,6 +57,9 @@ pub(super) fn read(reader: &Reader<'_>, config: &mut NemoLensConfig) -> Result<(
         "OTEL_EXPORTER_OTLP_METRICS_COMPRESSION",
         "OTEL_EXPORTER_OTLP_COMPRESSION",
     ]) {
+        // Only `none`: with gzip compiled in, opentelemetry-otlp cannot be
+        // told "no compression" and would take it from the process
+        // environment instead of from this configuration.
         if !v.eq_ignore_ascii_case("none") {
             return Err(ConfigError::new(
                 var,
