@@ -65,6 +65,7 @@ pub(super) async fn serve(mut stream: TcpStream, render: Render) {
     }
     linger_close(stream).await;
 }
+
 /// hyper closes a connection whose request head cannot be parsed, or does
 /// not arrive in time, without a word; the client gets the status the RFC
 /// asks for instead, unless a response already went out on it.
@@ -84,6 +85,7 @@ async fn answer_unanswered(io: &mut Counted<'_>, error: &hyper::Error) {
     let response = format!("HTTP/1.1 {status}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
     let _ = tokio::time::timeout(LINGER, io.stream.write_all(response.as_bytes())).await;
 }
+
 pub(super) async fn reject_busy(mut stream: TcpStream) {
     let mut io = Counted::new(&mut stream);
     let result = {
