@@ -106,8 +106,9 @@ impl ExportReport {
                         error = %error,
                         failed_exports = total,
                         suppressed = state.suppressed,
-                        "metrics export failed; cumulative totals go out with the next \
-                         export that succeeds"
+                        // Cumulative totals still go out with the next export
+                        // that succeeds; delta points of this one are lost.
+                        "metrics export failed"
                     );
                     state.last_warning = Some(now);
                     state.suppressed = 0;
