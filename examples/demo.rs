@@ -191,6 +191,12 @@ fn gym_server_rollout(meter: &Meter, rng: &mut Rng, server: u64, step: u64) -> (
 }
 
 fn main() {
+    // nemo-lens reports export failures (and their recovery) through
+    // `tracing`; a program shows them by installing a subscriber.
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_max_level(tracing::Level::INFO)
+        .init();
     // Print errors with Display: they name the variable and the value.
     if let Err(e) = run() {
         eprintln!("demo: {e}");

@@ -23,7 +23,7 @@ fi
 # The Debian package may start a system service on :9090; the test runs its
 # own instance on a free port, so that one is left alone.
 
-cargo test -p lens-core --features otlp,prometheus,console --test otlp_export --test prometheus_endpoint
+cargo test -p lens-core --features otlp-tls,prometheus,console --test otlp_export --test prometheus_endpoint
 
 cargo build -p nemo-lens-cli --bin nemo-lens
 cargo build --example demo --features prometheus

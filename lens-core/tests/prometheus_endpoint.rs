@@ -34,6 +34,9 @@ fn options() -> SetupOptions {
         .probe_gpus(false)
 }
 
+/// Sends `request` and reads until the server closes, which it does after
+/// the response when the request asks for `Connection: close` (HTTP/1.1
+/// connections otherwise stay open for the next scrape).
 fn get(addr: SocketAddr, request: &str) -> String {
     let mut stream = TcpStream::connect(addr).unwrap();
     stream
@@ -104,7 +107,10 @@ fn scrape_shows_nemo_lens_names_labels_and_values() {
     meter.f64_gauge("rl.reward.mean").build().record(0.75, &[]);
     meter.u64_counter("gym.requests").build().add(3, &[]);
 
-    let response = get(addr, "GET /metrics HTTP/1.1\r\nHost: localhost\r\n\r\n");
+    let response = get(
+        addr,
+        "GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
+    );
     assert!(response.starts_with("HTTP/1.1 200 OK"), "{response}");
     let body = response.split("\r\n\r\n").nth(1).unwrap();
 
@@ -188,8 +194,14 @@ fn scrape_shows_nemo_lens_names_labels_and_values() {
     );
 
     // Other paths and methods.
-    assert!(get(addr, "GET /other HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 404"));
-    assert!(get(addr, "DELETE /metrics HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 405"));
+    assert!(
+        get(addr, "GET /other HTTP/1.1\r\nConnection: close\r\n\r\n").starts_with("HTTP/1.1 404")
+    );
+    assert!(get(
+        addr,
+        "DELETE /metrics HTTP/1.1\r\nConnection: close\r\n\r\n"
+    )
+    .starts_with("HTTP/1.1 405"));
 
     handle.shutdown().unwrap();
     // The port is released on shutdown.
@@ -494,4 +506,35 @@ fn descriptor_prometheus_names_are_what_the_endpoint_exports_for_every_builtin_i
     );
     assert!(checked >= 20, "{checked}");
     handle.shutdown().unwrap();
+}
+
+/// The endpoint runs on a runtime of its own, so setting it up, scraping it
+/// and shutting it down from inside the program's own (current-thread)
+/// runtime neither panics nor deadlocks.
+#[test]
+fn works_inside_a_current_thread_tokio_runtime() {
+    let _serial = serial();
+    let user_runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    user_runtime.block_on(async {
+        let handle = options().setup(&config("0"), 0, 1).unwrap();
+        handle
+            .meter
+            .otel()
+            .u64_counter("async.count")
+            .build()
+            .add(2, &[]);
+        let addr = handle.prometheus_addr().unwrap();
+        let response = get(
+            addr,
+            "GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
+        );
+        assert!(response.starts_with("HTTP/1.1 200 OK"), "{response}");
+        assert_eq!(sample(&response, "async_count_total", &[]), 2.0);
+        handle.shutdown().unwrap();
+        drop(handle);
+        assert!(TcpListener::bind(addr).is_ok());
+    });
 }

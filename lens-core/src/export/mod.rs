@@ -1,4 +1,6 @@
-//! Exporters behind cargo features: `otlp`, `prometheus`, `console`.
+//! Exporters behind cargo features: `otlp` (with `otlp-tls`), `prometheus`,
+//! `console`. Each is built from its own settings and fails with its own
+//! error, sources kept.
 
 #[cfg(feature = "console")]
 pub mod console;
@@ -6,5 +8,29 @@ pub mod console;
 pub(crate) mod otlp;
 #[cfg(feature = "prometheus")]
 pub mod prometheus;
+#[cfg_attr(not(any(feature = "otlp", feature = "console")), allow(dead_code))]
+pub(crate) mod report;
 #[cfg(feature = "prometheus")]
 pub(crate) mod scrape_server;
+pub(crate) mod settings;
+
+#[cfg(feature = "otlp")]
+pub use otlp::OtlpError;
+#[cfg(feature = "prometheus")]
+pub use prometheus::PrometheusError;
+pub use settings::OtlpProtocol;
+
+/// Why an exporter could not be built; [`source`](std::error::Error::source)
+/// gives the underlying error.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ExporterError {
+    /// The OTLP exporter.
+    #[cfg(feature = "otlp")]
+    #[error(transparent)]
+    Otlp(#[from] OtlpError),
+    /// The Prometheus exporter.
+    #[cfg(feature = "prometheus")]
+    #[error(transparent)]
+    Prometheus(#[from] PrometheusError),
+}

@@ -35,7 +35,27 @@ use opentelemetry_sdk::metrics::{InstrumentKind, Pipeline, Temporality};
 use prometheus::{Encoder, TextEncoder};
 
 use super::scrape_server::{Render, ScrapeServer};
-use crate::telemetry::{PrometheusResourceLabels, SetupError};
+// The one telemetry type the exporter reads: which resource attributes to
+// label with (parsed from the environment there).
+use crate::telemetry::PrometheusResourceLabels;
+
+/// Why the Prometheus exporter could not be built.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PrometheusError {
+    /// The reader could not be built.
+    #[error("cannot build the Prometheus exporter")]
+    Reader(#[source] opentelemetry_sdk::error::OTelSdkError),
+    /// The endpoint could not be bound.
+    #[error("cannot serve Prometheus metrics on {addr}")]
+    Bind {
+        /// The address asked for.
+        addr: SocketAddr,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+}
 
 /// The content type of the text exposition format, version 0.0.4.
 pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
@@ -77,13 +97,13 @@ impl PrometheusRenderer {
     /// series.
     pub fn new(
         resource_labels: &PrometheusResourceLabels,
-    ) -> Result<(PrometheusReader, PrometheusRenderer), SetupError> {
+    ) -> Result<(PrometheusReader, PrometheusRenderer), PrometheusError> {
         let registry = prometheus::Registry::new();
         let exporter = opentelemetry_prometheus::exporter()
             .with_registry(registry.clone())
             .with_resource_selector(selector(resource_labels))
             .build()
-            .map_err(|e| SetupError::Exporter(format!("Prometheus exporter: {e}")))?;
+            .map_err(PrometheusError::Reader)?;
         Ok((PrometheusReader(exporter), PrometheusRenderer { registry }))
     }
 
@@ -143,11 +163,11 @@ impl MetricReader for PrometheusReader {
 pub(crate) fn build(
     addr: SocketAddr,
     resource_labels: &PrometheusResourceLabels,
-) -> Result<(PrometheusReader, ScrapeServer), SetupError> {
+) -> Result<(PrometheusReader, ScrapeServer), PrometheusError> {
     let (reader, renderer) = PrometheusRenderer::new(resource_labels)?;
     let render: Render =
         Arc::new(move || renderer.render().map(|e| e.body).map_err(|e| e.to_string()));
-    let server =
-        ScrapeServer::start(addr, render).map_err(|source| SetupError::Bind { addr, source })?;
+    let server = ScrapeServer::start(addr, render)
+        .map_err(|source| PrometheusError::Bind { addr, source })?;
     Ok((reader, server))
 }

@@ -1,11 +1,15 @@
 //! `NemoLensConfig`: everything nemo-lens reads from the environment.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::time::Duration;
+
+use opentelemetry_sdk::metrics::Temporality;
 
 use super::env::{parse_bool, parse_key_values, parse_number, parse_rate, ConfigError, EnvLookup};
 use super::resource_labels::PrometheusResourceLabels;
 use super::strategy::ExportStrategy;
+pub use crate::export::OtlpProtocol;
 
 /// Where metrics go (`NEMO_LENS_EXPORTER`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,24 +46,23 @@ impl ExporterKind {
     }
 }
 
-/// OTLP transport (`OTEL_EXPORTER_OTLP_METRICS_PROTOCOL`, else
-/// `OTEL_EXPORTER_OTLP_PROTOCOL`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OtlpProtocol {
-    /// `grpc`, the default.
-    Grpc,
-    /// `http/protobuf`.
-    HttpProtobuf,
+/// Reads an OTLP protocol name.
+pub(super) fn parse_protocol(variable: &str, value: &str) -> Result<OtlpProtocol, ConfigError> {
+    match value {
+        "grpc" => Ok(OtlpProtocol::Grpc),
+        "http/protobuf" => Ok(OtlpProtocol::HttpProtobuf),
+        _ => Err(ConfigError::new(variable, value, "grpc or http/protobuf")),
+    }
 }
 
-impl OtlpProtocol {
-    fn parse(variable: &str, value: &str) -> Result<Self, ConfigError> {
-        match value {
-            "grpc" => Ok(OtlpProtocol::Grpc),
-            "http/protobuf" => Ok(OtlpProtocol::HttpProtobuf),
-            _ => Err(ConfigError::new(variable, value, "grpc or http/protobuf")),
-        }
-    }
+/// A file named by a variable, kept with the variable's name so errors
+/// about the file can name it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NamedFile {
+    /// The variable that named the file.
+    pub variable: String,
+    /// The file.
+    pub path: PathBuf,
 }
 
 /// Telemetry configuration, usually read with [`NemoLensConfig::from_env`].
@@ -81,6 +84,10 @@ pub struct NemoLensConfig {
     /// `NEMO_LENS_EXPORT_RANK` (default -1, the last rank); negative values
     /// count from the end.
     pub export_rank: i64,
+    /// The variable [`export_rank`](Self::export_rank) was read from (with
+    /// the prefix actually used), so a rank that does not fit the world size
+    /// is reported against it; `NEMO_LENS_EXPORT_RANK` when unset.
+    pub export_rank_variable: String,
     /// `NEMO_LENS_EXPORT_SAMPLE_RATE` in `0..=1` (default 0.1).
     pub export_sample_rate: f64,
     /// `NEMO_LENS_RUN_ID`; when unset the run id is `SLURM_JOB_ID` or 12
@@ -95,15 +102,37 @@ pub struct NemoLensConfig {
     /// `OTEL_METRIC_EXPORT_TIMEOUT` in milliseconds (default 10000): how
     /// long one OTLP export may take.
     pub export_timeout: Duration,
-    /// `OTEL_EXPORTER_OTLP_ENDPOINT`: the base URL; HTTP export appends
-    /// `/v1/metrics`. Unset (with no metrics endpoint either) means the OTLP
-    /// default, `http://localhost:4317` or `http://localhost:4318/v1/metrics`.
+    /// `OTEL_EXPORTER_OTLP_ENDPOINT`: the base URL (`http://` or
+    /// `https://`, with a host); HTTP export appends `/v1/metrics`. Unset
+    /// (with no metrics endpoint either) means the OTLP default,
+    /// `http://localhost:4317` or `http://localhost:4318/v1/metrics`.
     pub otlp_endpoint: Option<String>,
     /// `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT`: used as-is, and wins over
     /// [`otlp_endpoint`](Self::otlp_endpoint).
     pub otlp_metrics_endpoint: Option<String>,
-    /// `OTEL_EXPORTER_OTLP_HEADERS` as `key=value` pairs.
+    /// `OTEL_EXPORTER_OTLP_METRICS_HEADERS`, else `OTEL_EXPORTER_OTLP_HEADERS`,
+    /// as `key=value` pairs with valid header names and printable ASCII
+    /// values.
     pub otlp_headers: Vec<(String, String)>,
+    /// `OTEL_EXPORTER_OTLP_METRICS_TIMEOUT`, else `OTEL_EXPORTER_OTLP_TIMEOUT`,
+    /// in milliseconds: one OTLP request's timeout. Unset means
+    /// [`export_timeout`](Self::export_timeout).
+    pub otlp_timeout: Option<Duration>,
+    /// `OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE`: `cumulative`
+    /// (the default), `delta` or `lowmemory`.
+    pub otlp_temporality: Temporality,
+    /// `OTEL_EXPORTER_OTLP_METRICS_CERTIFICATE`, else
+    /// `OTEL_EXPORTER_OTLP_CERTIFICATE`: PEM CA certificates trusted for an
+    /// `https://` endpoint instead of the built-in roots (`otlp-tls`).
+    pub otlp_certificate: Option<NamedFile>,
+    /// `OTEL_EXPORTER_OTLP_METRICS_CLIENT_CERTIFICATE`, else
+    /// `OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE`: the PEM client certificate
+    /// chain for mutual TLS; needs the key too.
+    pub otlp_client_certificate: Option<NamedFile>,
+    /// `OTEL_EXPORTER_OTLP_METRICS_CLIENT_KEY`, else
+    /// `OTEL_EXPORTER_OTLP_CLIENT_KEY`: the client certificate's PEM private
+    /// key.
+    pub otlp_client_key: Option<NamedFile>,
     /// `OTEL_EXPORTER_OTLP_METRICS_PROTOCOL`, else `OTEL_EXPORTER_OTLP_PROTOCOL`
     /// (default `grpc`).
     pub otlp_protocol: OtlpProtocol,
@@ -129,6 +158,7 @@ impl Default for NemoLensConfig {
             exporter: ExporterKind::Otlp,
             export_strategy: ExportStrategy::SingleRank,
             export_rank: -1,
+            export_rank_variable: format!("{DEFAULT_PREFIX}_EXPORT_RANK"),
             export_sample_rate: 0.1,
             run_id: None,
             user_id: None,
@@ -138,6 +168,11 @@ impl Default for NemoLensConfig {
             otlp_endpoint: None,
             otlp_metrics_endpoint: None,
             otlp_headers: Vec::new(),
+            otlp_timeout: None,
+            otlp_temporality: Temporality::Cumulative,
+            otlp_certificate: None,
+            otlp_client_certificate: None,
+            otlp_client_key: None,
             otlp_protocol: OtlpProtocol::Grpc,
             resource_attributes: Vec::new(),
             deployment_environment: None,
@@ -210,6 +245,7 @@ impl NemoLensConfig {
         if let Some((var, v)) = reader.prefixed("EXPORT_RANK") {
             config.export_rank =
                 parse_number(&var, &v, "an integer rank, negative counts from the last")?;
+            config.export_rank_variable = var;
         }
         if let Some((var, v)) = reader.prefixed("EXPORT_SAMPLE_RATE") {
             config.export_sample_rate = parse_rate(&var, &v)?;
@@ -225,21 +261,7 @@ impl NemoLensConfig {
         if let Some((var, v)) = reader.plain(&["OTEL_METRIC_EXPORT_TIMEOUT"]) {
             config.export_timeout = parse_millis(&var, &v)?;
         }
-        config.otlp_endpoint = reader
-            .plain(&["OTEL_EXPORTER_OTLP_ENDPOINT"])
-            .map(|(_, v)| v);
-        config.otlp_metrics_endpoint = reader
-            .plain(&["OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"])
-            .map(|(_, v)| v);
-        if let Some((var, v)) = reader.plain(&["OTEL_EXPORTER_OTLP_HEADERS"]) {
-            config.otlp_headers = parse_key_values(&var, &v)?;
-        }
-        if let Some((var, v)) = reader.plain(&[
-            "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL",
-            "OTEL_EXPORTER_OTLP_PROTOCOL",
-        ]) {
-            config.otlp_protocol = OtlpProtocol::parse(&var, &v)?;
-        }
+        super::otlp_env::read(&reader, &mut config)?;
         if let Some((var, v)) = reader.plain(&["OTEL_RESOURCE_ATTRIBUTES"]) {
             config.resource_attributes = parse_key_values(&var, &v)?;
         }
@@ -254,7 +276,8 @@ impl NemoLensConfig {
             config.prometheus_addr.set_port(port);
         }
         if let Some((var, v)) = host {
-            let ip = match v.as_str() {
+            // A non-loopback address is warned about when it is bound.
+            let ip: std::net::IpAddr = match v.as_str() {
                 "localhost" => [127, 0, 0, 1].into(),
                 _ => parse_number(&var, &v, "an IP address such as 127.0.0.1 or localhost")?,
             };
@@ -275,7 +298,7 @@ impl NemoLensConfig {
 
 /// A positive number of milliseconds: the SDK would silently turn 0 into
 /// its own default.
-fn parse_millis(variable: &str, value: &str) -> Result<Duration, ConfigError> {
+pub(super) fn parse_millis(variable: &str, value: &str) -> Result<Duration, ConfigError> {
     const EXPECTED: &str = "a positive whole number of milliseconds";
     match parse_number::<u64>(variable, value, EXPECTED)? {
         0 => Err(ConfigError::new(variable, value, EXPECTED)),
@@ -283,7 +306,7 @@ fn parse_millis(variable: &str, value: &str) -> Result<Duration, ConfigError> {
     }
 }
 
-struct Reader<'a> {
+pub(super) struct Reader<'a> {
     env: &'a EnvLookup,
     prefix: &'a str,
     fallback: Option<&'a str>,
@@ -299,7 +322,8 @@ impl Reader<'_> {
             .find_map(|var| self.env.get(&var).map(|v| (var, v)))
     }
 
-    fn plain(&self, names: &[&str]) -> Option<(String, String)> {
+    /// The first of `names` that is set, with its name.
+    pub(super) fn plain(&self, names: &[&str]) -> Option<(String, String)> {
         names
             .iter()
             .find_map(|var| self.env.get(var).map(|v| ((*var).to_owned(), v)))

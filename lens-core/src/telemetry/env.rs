@@ -43,6 +43,15 @@ impl EnvLookup {
     }
 }
 
+impl EnvLookup {
+    /// The value of `key` exactly as set, empty included, for the few
+    /// variables where empty means something (`CUDA_VISIBLE_DEVICES=""`: no
+    /// GPUs).
+    pub(crate) fn get_raw(&self, key: &str) -> Option<String> {
+        (self.0)(key)
+    }
+}
+
 impl fmt::Debug for EnvLookup {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("EnvLookup(..)")
@@ -50,6 +59,9 @@ impl fmt::Debug for EnvLookup {
 }
 
 /// A configuration value that could not be used.
+///
+/// For header variables `value` lists the header names with every value
+/// replaced by `<redacted>`: header values usually hold credentials.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid value {value:?} for {variable}: expected {expected}")]
 pub struct ConfigError {

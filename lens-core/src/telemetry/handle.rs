@@ -3,10 +3,11 @@
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use opentelemetry_sdk::metrics::SdkMeterProvider;
 
+use crate::export::report::ExportReport;
 use crate::Meter;
 
 /// Why a flush or shutdown did not complete.
@@ -16,9 +17,36 @@ pub enum ShutdownError {
     /// process may exit without it.
     #[error("telemetry shutdown did not finish within {0:?}")]
     Timeout(Duration),
-    /// The SDK reported a failure (for example an unreachable receiver).
+    /// The SDK reported a failure.
     #[error("telemetry shutdown failed: {0}")]
     Sdk(String),
+    /// The final export did not finish within the shutdown timeout (for
+    /// example a receiver that accepts connections and never answers).
+    #[error(
+        "telemetry shutdown: the final export to {endpoint} did not finish within {timeout:?} \
+         ({failed_exports} failed exports since setup)"
+    )]
+    ExportTimeout {
+        /// Where the export went.
+        endpoint: String,
+        /// The shutdown timeout.
+        timeout: Duration,
+        /// Exports that failed since setup.
+        failed_exports: u64,
+    },
+    /// The final export failed (for example an unreachable receiver).
+    #[error(
+        "telemetry shutdown: the final export to {endpoint} failed: {error} \
+         ({failed_exports} failed exports since setup)"
+    )]
+    Export {
+        /// Where the export went.
+        endpoint: String,
+        /// Why the last export failed.
+        error: String,
+        /// Exports that failed since setup, the final one included.
+        failed_exports: u64,
+    },
 }
 
 /// Telemetry for this process: the meter to record on and the pipeline
@@ -57,11 +85,34 @@ impl TelemetryHandle {
             .map(|addr| format!("http://{addr}/metrics"))
     }
 
+    /// Exports that failed since setup (OTLP and console exporters; 0 for
+    /// Prometheus, a no-op meter or an injected exporter).
+    ///
+    /// Each failure is also logged through `tracing` (target `nemo_lens`):
+    /// a warning with the endpoint and the error at most every 10 s, with
+    /// the count of failures in between, and one info line when exports
+    /// succeed again.
+    pub fn failed_exports(&self) -> u64 {
+        self.report().map_or(0, ExportReport::failed_exports)
+    }
+
+    /// The error of the latest failed export, if any failed.
+    pub fn last_export_error(&self) -> Option<String> {
+        self.report()?.last_error()
+    }
+
+    fn report(&self) -> Option<&ExportReport> {
+        self.active.as_ref()?.report.as_deref()
+    }
+
     /// Exports everything recorded so far, waiting at most the shutdown
     /// timeout.
     pub fn force_flush(&self) -> Result<(), ShutdownError> {
         match &self.active {
-            Some(active) => active.bounded(|p| p.force_flush()),
+            Some(active) => {
+                let deadline = Instant::now() + active.shutdown_timeout;
+                active.bounded(deadline, |p| p.force_flush())
+            }
             None => Ok(()),
         }
     }
@@ -94,6 +145,7 @@ pub(crate) type Stopper = Box<dyn FnOnce(Duration) + Send>;
 pub(crate) struct Active {
     pub(crate) provider: SdkMeterProvider,
     pub(crate) prometheus_addr: Option<SocketAddr>,
+    pub(crate) report: Option<Arc<ExportReport>>,
     pub(crate) shutdown_timeout: Duration,
     pub(crate) stoppers: Mutex<Vec<Stopper>>,
     pub(crate) shut: AtomicBool,
@@ -109,23 +161,43 @@ impl std::fmt::Debug for Active {
 }
 
 impl Active {
+    /// One deadline for every step: the provider's final export, then each
+    /// stopper gets what is left of it.
     pub(crate) fn shutdown(&self) -> Result<(), ShutdownError> {
         if self.shut.swap(true, Ordering::SeqCst) {
             return Ok(());
         }
-        let result = self.bounded(|p| p.shutdown());
+        let deadline = Instant::now() + self.shutdown_timeout;
+        let result = self.bounded(deadline, |p| p.shutdown());
         let stoppers =
             std::mem::take(&mut *self.stoppers.lock().unwrap_or_else(PoisonError::into_inner));
         for stop in stoppers {
-            stop(self.shutdown_timeout);
+            stop(deadline.saturating_duration_since(Instant::now()));
         }
-        result
+        match (result, &self.report) {
+            // The SDK only says "Failed to shutdown"; the report knows
+            // where the export went and why it failed.
+            (Err(ShutdownError::Sdk(sdk)), Some(report)) => Err(ShutdownError::Export {
+                endpoint: report.endpoint().to_owned(),
+                error: report.last_error().unwrap_or(sdk),
+                failed_exports: report.failed_exports(),
+            }),
+            (Err(ShutdownError::Timeout(timeout)), Some(report)) => {
+                Err(ShutdownError::ExportTimeout {
+                    endpoint: report.endpoint().to_owned(),
+                    timeout,
+                    failed_exports: report.failed_exports(),
+                })
+            }
+            (result, _) => result,
+        }
     }
 
     /// Runs `op` on a helper thread so a hung export cannot hold the caller
-    /// past the shutdown timeout; the SDK's own waits are fixed at 5 s.
+    /// past `deadline`; the SDK's own waits are fixed at 5 s.
     fn bounded(
         &self,
+        deadline: Instant,
         op: impl FnOnce(&SdkMeterProvider) -> opentelemetry_sdk::error::OTelSdkResult + Send + 'static,
     ) -> Result<(), ShutdownError> {
         let provider = self.provider.clone();
@@ -140,7 +212,7 @@ impl Active {
                 "cannot start shutdown thread: {e}"
             )));
         }
-        match rx.recv_timeout(self.shutdown_timeout) {
+        match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
             Ok(Ok(())) => Ok(()),
             Ok(Err(e)) => Err(ShutdownError::Sdk(e.to_string())),
             Err(_) => Err(ShutdownError::Timeout(self.shutdown_timeout)),

@@ -145,7 +145,8 @@ pub(crate) fn build(inputs: &ResourceInputs<'_>) -> Resource {
 /// GPUs visible to this process: `CUDA_VISIBLE_DEVICES` when set (an empty
 /// value means none), else the devices `nvidia-smi -L` lists.
 fn gpu_count(env: &EnvLookup, probe: bool) -> Option<i64> {
-    if let Some(devices) = env.get("CUDA_VISIBLE_DEVICES") {
+    // Set but empty means no GPUs, as for CUDA itself (and Python nemo-lens).
+    if let Some(devices) = env.get_raw("CUDA_VISIBLE_DEVICES") {
         let count = devices
             .split(',')
             .map(str::trim)
@@ -334,7 +335,10 @@ mod tests {
         assert_eq!(count("GPU-aaaa,GPU-bbbb"), Some(2));
         assert_eq!(count("0,-1,2"), Some(1));
         assert_eq!(count("-1"), Some(0));
-        // An empty value counts as unset, and without probing gives nothing.
-        assert_eq!(count(""), None);
+        // Set but empty hides every GPU.
+        assert_eq!(count(""), Some(0));
+        assert_eq!(count(" "), Some(0));
+        // Unset, and without probing, gives nothing.
+        assert_eq!(gpu_count(&EnvLookup::from_pairs([("X", "1")]), false), None);
     }
 }

@@ -28,19 +28,40 @@ use prost::Message;
 #[derive(Clone, Default)]
 pub struct Received(
     Arc<Mutex<Vec<ExportMetricsServiceRequest>>>,
-    Arc<Mutex<Option<String>>>,
+    /// Header (or metadata) names and values of the latest request.
+    Arc<Mutex<Vec<(String, String)>>>,
+    /// When set, requests are refused: this HTTP status, or over gRPC
+    /// `UNAUTHENTICATED`.
+    Arc<Mutex<Option<u16>>>,
 );
 
 impl Received {
-    /// Stores a request and the `x-team` header (or gRPC metadata) it came with.
-    fn push(&self, request: ExportMetricsServiceRequest, team: Option<String>) {
+    /// Stores a request and the headers (or gRPC metadata) it came with.
+    fn push(&self, request: ExportMetricsServiceRequest, headers: Vec<(String, String)>) {
         self.0.lock().unwrap().push(request);
-        *self.1.lock().unwrap() = team;
+        *self.1.lock().unwrap() = headers;
+    }
+
+    /// `(lower-case name, value)` of every header of the latest request.
+    pub fn headers(&self) -> Vec<(String, String)> {
+        self.1.lock().unwrap().clone()
+    }
+
+    /// Refuses every request from now on (`Some(status)`) or accepts again.
+    pub fn reject_with(&self, status: Option<u16>) {
+        *self.2.lock().unwrap() = status;
+    }
+
+    fn rejecting(&self) -> Option<u16> {
+        *self.2.lock().unwrap()
     }
 
     /// The `x-team` header of the latest request.
     pub fn team_header(&self) -> Option<String> {
-        self.1.lock().unwrap().clone()
+        self.headers()
+            .into_iter()
+            .find(|(name, _)| name == "x-team")
+            .map(|(_, value)| value)
     }
 
     pub fn count(&self) -> usize {
@@ -86,12 +107,24 @@ impl MetricsService for Sink {
         &self,
         request: tonic::Request<ExportMetricsServiceRequest>,
     ) -> Result<tonic::Response<ExportMetricsServiceResponse>, tonic::Status> {
-        let team = request
+        if self.0.rejecting().is_some() {
+            return Err(tonic::Status::unauthenticated(
+                "rejected by the test receiver",
+            ));
+        }
+        let headers = request
             .metadata()
-            .get("x-team")
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
-        self.0.push(request.into_inner(), team);
+            .clone()
+            .into_headers()
+            .iter()
+            .map(|(k, v)| {
+                (
+                    k.as_str().to_owned(),
+                    v.to_str().unwrap_or_default().to_owned(),
+                )
+            })
+            .collect();
+        self.0.push(request.into_inner(), headers);
         Ok(tonic::Response::new(ExportMetricsServiceResponse::default()))
     }
 }
@@ -132,6 +165,54 @@ impl GrpcReceiver {
         }
     }
 
+    /// A receiver serving TLS with `cert` and `key` (PEM), accepted with
+    /// tokio-rustls on each connection; with `client_ca`, clients must
+    /// present a certificate it signed.
+    #[cfg(feature = "otlp-tls")]
+    pub fn start_tls(
+        port: u16,
+        received: Received,
+        cert: &str,
+        key: &str,
+        client_ca: Option<&str>,
+    ) -> Self {
+        let acceptor =
+            tokio_rustls::TlsAcceptor::from(super::tls::server_config(cert, key, client_ca));
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let addr = SocketAddr::from(([127, 0, 0, 1], port));
+        let listener = runtime
+            .block_on(tokio::net::TcpListener::bind(addr))
+            .unwrap();
+        runtime.spawn(async move {
+            let (tx, rx) = tokio::sync::mpsc::channel(16);
+            tokio::spawn(async move {
+                while let Ok((tcp, _)) = listener.accept().await {
+                    let acceptor = acceptor.clone();
+                    let tx = tx.clone();
+                    tokio::spawn(async move {
+                        // A failed handshake (a client that distrusts our
+                        // certificate) just drops the connection.
+                        if let Ok(tls) = acceptor.accept(tcp).await {
+                            let _ = tx.send(Ok::<_, std::io::Error>(TlsIo(tls))).await;
+                        }
+                    });
+                }
+            });
+            let incoming = tonic::codegen::tokio_stream::wrappers::ReceiverStream::new(rx);
+            let _ = tonic::transport::Server::builder()
+                .add_service(MetricsServiceServer::new(Sink(received)))
+                .serve_with_incoming(incoming)
+                .await;
+        });
+        GrpcReceiver {
+            runtime: Some(runtime),
+        }
+    }
+
     /// Takes the receiver off the network at once, open connections too.
     pub fn stop(&mut self) {
         if let Some(runtime) = self.runtime.take() {
@@ -143,6 +224,50 @@ impl GrpcReceiver {
 impl Drop for GrpcReceiver {
     fn drop(&mut self) {
         self.stop();
+    }
+}
+
+/// A server-side TLS stream tonic can serve.
+#[cfg(feature = "otlp-tls")]
+struct TlsIo(tokio_rustls::server::TlsStream<tokio::net::TcpStream>);
+
+#[cfg(feature = "otlp-tls")]
+impl tonic::transport::server::Connected for TlsIo {
+    type ConnectInfo = ();
+    fn connect_info(&self) -> Self::ConnectInfo {}
+}
+
+#[cfg(feature = "otlp-tls")]
+impl tokio::io::AsyncRead for TlsIo {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.0).poll_read(cx, buf)
+    }
+}
+
+#[cfg(feature = "otlp-tls")]
+impl tokio::io::AsyncWrite for TlsIo {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::pin::Pin::new(&mut self.0).poll_write(cx, buf)
+    }
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.0).poll_flush(cx)
+    }
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.0).poll_shutdown(cx)
     }
 }
 
@@ -169,6 +294,24 @@ pub struct HttpReceiver {
 
 impl HttpReceiver {
     pub fn start(port: u16, received: Received) -> Self {
+        Self::start_with(port, received, None)
+    }
+
+    /// A receiver serving TLS with `cert` and `key` (PEM); with
+    /// `client_ca`, clients must present a certificate it signed.
+    #[cfg(feature = "otlp-tls")]
+    pub fn start_tls(
+        port: u16,
+        received: Received,
+        cert: &str,
+        key: &str,
+        client_ca: Option<&str>,
+    ) -> Self {
+        let config = super::tls::server_config(cert, key, client_ca);
+        Self::start_with(port, received, Some(config))
+    }
+
+    fn start_with(port: u16, received: Received, tls: Option<ServerTls>) -> Self {
         let addr = SocketAddr::from(([127, 0, 0, 1], port));
         let deadline = Instant::now() + Duration::from_secs(5);
         let listener = loop {
@@ -185,7 +328,7 @@ impl HttpReceiver {
             while !flag.load(Ordering::Relaxed) {
                 match listener.accept() {
                     Ok((stream, _)) => {
-                        let _ = handle_http(stream, &received);
+                        let _ = serve_http(stream, &received, tls.as_ref());
                     }
                     Err(_) => std::thread::sleep(Duration::from_millis(20)),
                 }
@@ -211,9 +354,32 @@ impl Drop for HttpReceiver {
     }
 }
 
-fn handle_http(mut stream: TcpStream, received: &Received) -> std::io::Result<()> {
+#[cfg(feature = "otlp-tls")]
+type ServerTls = Arc<rustls::ServerConfig>;
+#[cfg(not(feature = "otlp-tls"))]
+type ServerTls = ();
+
+fn serve_http(
+    stream: TcpStream,
+    received: &Received,
+    tls: Option<&ServerTls>,
+) -> std::io::Result<()> {
     stream.set_nonblocking(false)?;
     stream.set_read_timeout(Some(Duration::from_secs(5)))?;
+    match tls {
+        #[cfg(feature = "otlp-tls")]
+        Some(config) => {
+            let connection =
+                rustls::ServerConnection::new(config.clone()).map_err(std::io::Error::other)?;
+            handle_http(rustls::StreamOwned::new(connection, stream), received)
+        }
+        #[cfg(not(feature = "otlp-tls"))]
+        Some(()) => unreachable!("TLS without the otlp-tls feature"),
+        None => handle_http(stream, received),
+    }
+}
+
+fn handle_http(mut stream: impl Read + Write, received: &Received) -> std::io::Result<()> {
     let mut data = Vec::new();
     let mut buf = [0u8; 8192];
     let head_end = loop {
@@ -244,13 +410,17 @@ fn handle_http(mut stream: TcpStream, received: &Received) -> std::io::Result<()
     }
     let ok = head.starts_with("post /v1/metrics ")
         && head.contains("content-type: application/x-protobuf");
+    let rejected = received.rejecting().map(|code| format!("{code} Rejected"));
     let status = match ExportMetricsServiceRequest::decode(&data[head_end..head_end + length]) {
+        _ if rejected.is_some() => rejected.as_deref().unwrap_or_default(),
         Ok(request) if ok => {
-            let team = head
+            let headers = head
                 .lines()
-                .find_map(|l| l.strip_prefix("x-team:"))
-                .map(|v| v.trim().to_owned());
-            received.push(request, team);
+                .skip(1)
+                .filter_map(|l| l.split_once(':'))
+                .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
+                .collect();
+            received.push(request, headers);
             "200 OK"
         }
         _ => "400 Bad Request",

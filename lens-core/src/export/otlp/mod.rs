@@ -1,0 +1,153 @@
+//! OTLP push export over gRPC (tonic) or HTTP/protobuf (blocking reqwest),
+//! with TLS behind the `otlp-tls` feature.
+//!
+//! Every setting is handed to the `opentelemetry-otlp` builders explicitly:
+//! the gRPC channel and the HTTP client are built here, and the headers
+//! sent are exactly the configured ones (the builders would otherwise merge
+//! in `OTEL_EXPORTER_OTLP_*HEADERS` from the process environment, bypassing
+//! validation and any injected environment).
+
+mod error;
+mod grpc;
+mod http;
+mod runtime;
+#[cfg(feature = "otlp-tls")]
+mod tls;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use opentelemetry_otlp::{MetricExporter, RetryPolicy};
+
+pub use error::OtlpError;
+pub(crate) use runtime::OtlpRuntime;
+
+use super::report::{ExportReport, ReportingExporter};
+use super::settings::{OtlpProtocol, OtlpSettings};
+
+/// The OTLP exporter as installed: failures reported, plus the runtime the
+/// gRPC channel runs on.
+pub(crate) struct Built {
+    pub exporter: ReportingExporter<MetricExporter>,
+    pub runtime: Option<OtlpRuntime>,
+    pub report: Arc<ExportReport>,
+}
+
+/// Builds the exporter `settings` describe.
+pub(crate) fn build(settings: &OtlpSettings) -> Result<Built, OtlpError> {
+    let uri: ::http::Uri = settings
+        .endpoint
+        .parse()
+        .map_err(|e: ::http::uri::InvalidUri| OtlpError::Endpoint {
+            endpoint: settings.endpoint.clone(),
+            source: e.into(),
+        })?;
+    let https = uri.scheme_str() == Some("https");
+    if https && !cfg!(feature = "otlp-tls") {
+        return Err(OtlpError::TlsDisabled {
+            endpoint: settings.endpoint.clone(),
+        });
+    }
+    let report = ExportReport::new(settings.endpoint.clone());
+    let (exporter, runtime) = match settings.protocol {
+        OtlpProtocol::Grpc => {
+            let (exporter, runtime) = grpc::build(settings, https)?;
+            (exporter, Some(runtime))
+        }
+        OtlpProtocol::HttpProtobuf => (http::build(settings, https, report.clone())?, None),
+    };
+    Ok(Built {
+        exporter: ReportingExporter::new(exporter, report.clone()),
+        runtime,
+        report,
+    })
+}
+
+/// Retries are kept short: a later export carries the same cumulative
+/// totals, so a lost export costs nothing but freshness.
+fn retry_policy() -> RetryPolicy {
+    RetryPolicy::recommended()
+        .with_max_retries(2)
+        .with_max_delay(Duration::from_millis(500))
+}
+
+fn build_error(
+    settings: &OtlpSettings,
+) -> impl FnOnce(opentelemetry_otlp::ExporterBuildError) -> OtlpError + '_ {
+    |source| OtlpError::Build {
+        protocol: settings.protocol.as_str(),
+        endpoint: settings.endpoint.clone(),
+        source: source.into(),
+    }
+}
+
+/// The `User-Agent` sent with exports.
+fn user_agent() -> String {
+    format!("nemo-lens-rs/{}", env!("CARGO_PKG_VERSION"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::settings::TlsFiles;
+
+    fn settings(endpoint: &str, protocol: OtlpProtocol) -> OtlpSettings {
+        OtlpSettings {
+            endpoint: endpoint.to_owned(),
+            protocol,
+            headers: Vec::new(),
+            timeout: Duration::from_secs(1),
+            temporality: opentelemetry_sdk::metrics::Temporality::Cumulative,
+            tls: TlsFiles::default(),
+        }
+    }
+
+    #[test]
+    fn headers_that_cannot_be_sent_are_named_without_their_value() {
+        for protocol in [OtlpProtocol::Grpc, OtlpProtocol::HttpProtobuf] {
+            let mut s = settings("http://127.0.0.1:4317", protocol);
+            s.headers = vec![("x-token".into(), "secret\nvalue".into())];
+            let Err(err) = build(&s) else {
+                panic!("{protocol:?}: accepted")
+            };
+            assert!(matches!(&err, OtlpError::Header { name, .. } if name == "x-token"));
+            assert!(!format!("{err} {err:?}").contains("secret"), "{err:?}");
+        }
+    }
+
+    #[cfg(not(feature = "otlp-tls"))]
+    #[test]
+    fn https_needs_the_tls_feature() {
+        for protocol in [OtlpProtocol::Grpc, OtlpProtocol::HttpProtobuf] {
+            let Err(err) = build(&settings("https://collector:4317", protocol)) else {
+                panic!("{protocol:?}: accepted");
+            };
+            assert!(matches!(err, OtlpError::TlsDisabled { .. }), "{err}");
+            assert!(err.to_string().contains("otlp-tls"), "{err}");
+        }
+    }
+
+    #[cfg(feature = "otlp-tls")]
+    #[test]
+    fn an_unusable_certificate_file_is_named_with_its_variable() {
+        let path = std::env::temp_dir().join(format!("nemo-lens-bad-{}.pem", std::process::id()));
+        std::fs::write(
+            &path,
+            "-----BEGIN CERTIFICATE-----\nQUJD\n-----END CERTIFICATE-----\n",
+        )
+        .unwrap();
+        for protocol in [OtlpProtocol::Grpc, OtlpProtocol::HttpProtobuf] {
+            let mut s = settings("https://127.0.0.1:4317", protocol);
+            s.tls.ca = Some(("OTEL_EXPORTER_OTLP_CERTIFICATE".into(), path.clone()));
+            let Err(err) = build(&s) else {
+                panic!("{protocol:?}: accepted");
+            };
+            assert!(
+                matches!(&err, OtlpError::Tls { variable, .. } if variable == "OTEL_EXPORTER_OTLP_CERTIFICATE"),
+                "{protocol:?}: {err}"
+            );
+            assert!(std::error::Error::source(&err).is_some());
+        }
+        std::fs::remove_file(&path).unwrap();
+    }
+}

@@ -1,0 +1,56 @@
+//! The response to one request: the scrape, or why not.
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper::header::{HeaderValue, ALLOW, CONNECTION, CONTENT_TYPE};
+use hyper::{Method, Request, Response, StatusCode};
+
+use super::Render;
+
+pub(super) fn respond(request: &Request<Incoming>, render: &Render) -> Response<Full<Bytes>> {
+    let path = request.uri().path();
+    // Origin form (`/metrics`) or absolute form (`http://host/metrics`);
+    // authority and asterisk forms are for CONNECT and OPTIONS only.
+    if !path.starts_with('/') {
+        // The connection may be out of step with the client: end it.
+        return closing(text(StatusCode::BAD_REQUEST, "bad request target\n"));
+    }
+    if path != "/metrics" {
+        return text(StatusCode::NOT_FOUND, "not found\n");
+    }
+    if request.method() != Method::GET && request.method() != Method::HEAD {
+        let mut response = text(StatusCode::METHOD_NOT_ALLOWED, "method not allowed\n");
+        response
+            .headers_mut()
+            .insert(ALLOW, HeaderValue::from_static("GET, HEAD"));
+        return response;
+    }
+    // A collection that panics must cost one scrape, not the server.
+    let body = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| render()))
+        .unwrap_or_else(|_| Err("metric collection panicked".into()));
+    match body {
+        Ok(body) => {
+            let mut response = Response::new(Full::new(Bytes::from(body)));
+            response.headers_mut().insert(
+                CONTENT_TYPE,
+                HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+            );
+            response
+        }
+        Err(message) => text(StatusCode::INTERNAL_SERVER_ERROR, &format!("{message}\n")),
+    }
+}
+
+pub(super) fn closing(mut response: Response<Full<Bytes>>) -> Response<Full<Bytes>> {
+    response
+        .headers_mut()
+        .insert(CONNECTION, HeaderValue::from_static("close"));
+    response
+}
+
+pub(super) fn text(status: StatusCode, body: &str) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(Bytes::from(body.to_owned())));
+    *response.status_mut() = status;
+    response
+}

@@ -1,0 +1,151 @@
+//! The exporter pipeline of a configuration: each exporter gets its own
+//! settings, mapped here from the configuration, and its own error.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use opentelemetry_sdk::metrics::MeterProviderBuilder;
+#[cfg(any(feature = "otlp", feature = "console"))]
+use opentelemetry_sdk::metrics::PeriodicReader;
+
+use super::config::{ExporterKind, NemoLensConfig};
+use super::error::SetupError;
+use super::handle::Stopper;
+use crate::export::report::ExportReport;
+
+/// A provider builder with its readers, and what must outlive them.
+pub(super) struct Pipeline {
+    pub builder: MeterProviderBuilder,
+    /// Run after the provider shuts down, in order.
+    pub stoppers: Vec<Stopper>,
+    pub prometheus_addr: Option<SocketAddr>,
+    /// Export outcomes, for push exporters.
+    pub report: Option<Arc<ExportReport>>,
+}
+
+impl Pipeline {
+    /// A pipeline the caller assembled (`SetupOptions::metric_reader`).
+    pub(super) fn custom(builder: MeterProviderBuilder) -> Self {
+        Pipeline {
+            builder,
+            stoppers: Vec::new(),
+            prometheus_addr: None,
+            report: None,
+        }
+    }
+}
+
+/// Adds the configured exporter to `builder`.
+pub(super) fn install(
+    config: &NemoLensConfig,
+    builder: MeterProviderBuilder,
+) -> Result<Pipeline, SetupError> {
+    #[allow(unused_mut, unused_variables)] // without exporter features it is unused
+    let mut pipeline = Pipeline::custom(builder);
+    match config.exporter {
+        ExporterKind::Otlp => {
+            #[cfg(feature = "otlp")]
+            {
+                let built = crate::export::otlp::build(&otlp_settings(config))
+                    .map_err(crate::export::ExporterError::from)?;
+                if let Some(mut runtime) = built.runtime {
+                    pipeline
+                        .stoppers
+                        .push(Box::new(move |timeout| runtime.stop(timeout)));
+                }
+                let reader = PeriodicReader::builder(built.exporter)
+                    .with_interval(config.export_interval)
+                    .build();
+                pipeline.builder = pipeline.builder.with_reader(reader);
+                pipeline.report = Some(built.report);
+                Ok(pipeline)
+            }
+            #[cfg(not(feature = "otlp"))]
+            Err(SetupError::FeatureDisabled {
+                exporter: "otlp",
+                feature: "otlp",
+            })
+        }
+        ExporterKind::Prometheus => {
+            #[cfg(feature = "prometheus")]
+            {
+                use crate::export::PrometheusError;
+                let (reader, mut server) = crate::export::prometheus::build(
+                    config.prometheus_addr,
+                    &config.prometheus_resource_labels,
+                )
+                .map_err(|e| match e {
+                    PrometheusError::Bind { addr, source } => SetupError::Bind { addr, source },
+                    other => crate::export::ExporterError::from(other).into(),
+                })?;
+                pipeline.prometheus_addr = Some(server.local_addr());
+                pipeline.stoppers.push(Box::new(move |_| server.stop()));
+                pipeline.builder = pipeline.builder.with_reader(reader);
+                Ok(pipeline)
+            }
+            #[cfg(not(feature = "prometheus"))]
+            Err(SetupError::FeatureDisabled {
+                exporter: "prometheus",
+                feature: "prometheus",
+            })
+        }
+        ExporterKind::Console => {
+            #[cfg(feature = "console")]
+            {
+                use crate::export::report::ReportingExporter;
+                let report = ExportReport::new("stdout");
+                let exporter = ReportingExporter::new(
+                    crate::export::console::ConsoleExporter::stdout(),
+                    report.clone(),
+                );
+                let reader = PeriodicReader::builder(exporter)
+                    .with_interval(config.export_interval)
+                    .build();
+                pipeline.builder = pipeline.builder.with_reader(reader);
+                pipeline.report = Some(report);
+                Ok(pipeline)
+            }
+            #[cfg(not(feature = "console"))]
+            Err(SetupError::FeatureDisabled {
+                exporter: "console",
+                feature: "console",
+            })
+        }
+    }
+}
+
+/// The OTLP exporter's settings: the metrics endpoint as-is, else the base
+/// endpoint (with `/v1/metrics` for HTTP), else the OTLP default.
+#[cfg(feature = "otlp")]
+fn otlp_settings(config: &NemoLensConfig) -> crate::export::settings::OtlpSettings {
+    use crate::export::settings::{OtlpSettings, TlsFiles};
+    use crate::export::OtlpProtocol;
+    let endpoint = match (
+        &config.otlp_metrics_endpoint,
+        &config.otlp_endpoint,
+        config.otlp_protocol,
+    ) {
+        (Some(full), _, _) => full.clone(),
+        (None, Some(base), OtlpProtocol::Grpc) => base.clone(),
+        (None, Some(base), OtlpProtocol::HttpProtobuf) => {
+            format!("{}/v1/metrics", base.trim_end_matches('/'))
+        }
+        (None, None, OtlpProtocol::Grpc) => "http://localhost:4317".to_owned(),
+        (None, None, OtlpProtocol::HttpProtobuf) => "http://localhost:4318/v1/metrics".to_owned(),
+    };
+    let named = |file: &Option<super::config::NamedFile>| {
+        file.as_ref().map(|f| (f.variable.clone(), f.path.clone()))
+    };
+    OtlpSettings {
+        endpoint,
+        protocol: config.otlp_protocol,
+        headers: config.otlp_headers.clone(),
+        timeout: config.otlp_timeout.unwrap_or(config.export_timeout),
+        temporality: config.otlp_temporality,
+        tls: TlsFiles {
+            ca: named(&config.otlp_certificate),
+            client_certificate: named(&config.otlp_client_certificate),
+            client_key: named(&config.otlp_client_key),
+        },
+    }
+}
