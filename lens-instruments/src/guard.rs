@@ -89,3 +89,29 @@ impl<S: Ended> Drop for Guard<S> {
         }
     }
 }
+
+/// The attribute and token setters of a guard, each storing its value in the
+/// guard's set: both guards state their setters in one table each. `into T`
+/// takes anything that converts into `T`; a plain `T` takes `T` itself, so
+/// that a literal port (`8000`) needs no suffix.
+macro_rules! guard_setters {
+    () => {};
+    ($(#[$doc:meta])* $name:ident: into $ty:ty; $($rest:tt)*) => {
+        $(#[$doc])*
+        pub fn $name(mut self, value: impl Into<$ty>) -> Self {
+            self.guard.metrics.$name = Some(value.into());
+            self
+        }
+        guard_setters!($($rest)*);
+    };
+    ($(#[$doc:meta])* $name:ident: $ty:ty; $($rest:tt)*) => {
+        $(#[$doc])*
+        pub fn $name(mut self, value: $ty) -> Self {
+            self.guard.metrics.$name = Some(value);
+            self
+        }
+        guard_setters!($($rest)*);
+    };
+}
+
+pub(crate) use guard_setters;

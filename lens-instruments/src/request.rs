@@ -6,7 +6,7 @@ use lens_core::Meter;
 use opentelemetry::StringValue;
 
 use crate::genai::InferenceMetrics;
-use crate::guard::{Ended, Guard};
+use crate::guard::{guard_setters, Ended, Guard};
 use crate::timing::Measured;
 
 /// Measures one inference request from arrival to last token, and records
@@ -66,46 +66,21 @@ impl InferenceRequest {
         }
     }
 
-    /// Sets the requested model (`gen_ai.request.model`).
-    pub fn model(mut self, model: impl Into<StringValue>) -> Self {
-        self.guard.metrics.model = Some(model.into());
-        self
-    }
-
-    /// Sets the serving provider (`gen_ai.provider.name`, default `nemo`).
-    pub fn provider_name(mut self, provider: impl Into<StringValue>) -> Self {
-        self.guard.metrics.provider_name = Some(provider.into());
-        self
-    }
-
-    /// Sets the operation (`gen_ai.operation.name`, default `text_completion`).
-    pub fn operation_name(mut self, operation: impl Into<StringValue>) -> Self {
-        self.guard.metrics.operation_name = Some(operation.into());
-        self
-    }
-
-    /// Sets the model that answered (`gen_ai.response.model`).
-    pub fn response_model(mut self, model: impl Into<StringValue>) -> Self {
-        self.guard.metrics.response_model = Some(model.into());
-        self
-    }
-
-    /// Sets the server's address (`server.address`).
-    pub fn server_address(mut self, address: impl Into<StringValue>) -> Self {
-        self.guard.metrics.server_address = Some(address.into());
-        self
-    }
-
-    /// Sets the server's port (`server.port`).
-    pub fn server_port(mut self, port: u16) -> Self {
-        self.guard.metrics.server_port = Some(port);
-        self
-    }
-
-    /// Sets the number of prompt tokens.
-    pub fn input_tokens(mut self, tokens: u64) -> Self {
-        self.guard.metrics.input_tokens = Some(tokens);
-        self
+    guard_setters! {
+        /// Sets the requested model (`gen_ai.request.model`).
+        model: into StringValue;
+        /// Sets the serving provider (`gen_ai.provider.name`, default `nemo`).
+        provider_name: into StringValue;
+        /// Sets the operation (`gen_ai.operation.name`, default `text_completion`).
+        operation_name: into StringValue;
+        /// Sets the model that answered (`gen_ai.response.model`).
+        response_model: into StringValue;
+        /// Sets the server's address (`server.address`).
+        server_address: into StringValue;
+        /// Sets the server's port (`server.port`).
+        server_port: u16;
+        /// Sets the number of prompt tokens.
+        input_tokens: u64;
     }
 
     /// Sets the total number of output tokens, replacing any count so far.
