@@ -20,12 +20,6 @@ fn serial() -> MutexGuard<'static, ()> {
 
 const WAIT: Duration = Duration::from_secs(20);
 
-#[derive(Clone, Copy, Debug)]
-enum Proto {
-    Grpc,
-    Http,
-}
-
 fn setup(proto: Proto, port: u16, shutdown_timeout: Duration) -> TelemetryHandle {
     let endpoint = format!("http://127.0.0.1:{port}");
     let protocol = match proto {
@@ -51,27 +45,6 @@ fn setup(proto: Proto, port: u16, shutdown_timeout: Duration) -> TelemetryHandle
         .shutdown_timeout(shutdown_timeout)
         .setup(&config, 1, 2)
         .unwrap()
-}
-
-enum Receiver {
-    Grpc(GrpcReceiver),
-    Http(HttpReceiver),
-}
-
-impl Receiver {
-    fn start(proto: Proto, port: u16, received: &Received) -> Self {
-        match proto {
-            Proto::Grpc => Receiver::Grpc(GrpcReceiver::start(port, received.clone())),
-            Proto::Http => Receiver::Http(HttpReceiver::start(port, received.clone())),
-        }
-    }
-
-    fn stop(&mut self) {
-        match self {
-            Receiver::Grpc(r) => r.stop(),
-            Receiver::Http(r) => r.stop(),
-        }
-    }
 }
 
 /// Records, with the receiver down at start, then up, then down and back,

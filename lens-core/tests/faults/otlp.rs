@@ -7,37 +7,10 @@ use lens_core::telemetry::{EnvLookup, NemoLensConfig, SetupOptions, TelemetryHan
 
 use crate::capture::Captured;
 use crate::serial;
-use crate::support::otlp_receiver::{free_port, int_total, GrpcReceiver, HttpReceiver, Received};
+use crate::support::otlp_receiver::{free_port, int_total, Proto, Received, Receiver};
 
 pub(crate) const FAILED: &str = "metrics export failed";
 pub(crate) const RECOVERED: &str = "metrics export recovered";
-
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) enum Proto {
-    Grpc,
-    Http,
-}
-
-pub(crate) enum Receiver {
-    Grpc(GrpcReceiver),
-    Http(HttpReceiver),
-}
-
-impl Receiver {
-    fn start(proto: Proto, port: u16, received: &Received) -> Self {
-        match proto {
-            Proto::Grpc => Receiver::Grpc(GrpcReceiver::start(port, received.clone())),
-            Proto::Http => Receiver::Http(HttpReceiver::start(port, received.clone())),
-        }
-    }
-
-    fn stop(&mut self) {
-        match self {
-            Receiver::Grpc(r) => r.stop(),
-            Receiver::Http(r) => r.stop(),
-        }
-    }
-}
 
 /// `(endpoint as reported, setup)` of an OTLP pipeline exporting every
 /// 200 ms with a 1 s export timeout.

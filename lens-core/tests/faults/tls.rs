@@ -4,9 +4,11 @@
 use std::time::{Duration, Instant};
 
 use crate::capture::Captured;
-use crate::otlp::{otlp, Proto, Receiver, FAILED};
+use crate::otlp::{otlp, FAILED};
 use crate::serial;
-use crate::support::otlp_receiver::{free_port, int_total, GrpcReceiver, HttpReceiver, Received};
+use crate::support::otlp_receiver::{
+    free_port, int_total, GrpcReceiver, HttpReceiver, Proto, Received, Receiver,
+};
 use crate::support::tls::TestPki;
 
 fn tls_receiver(proto: Proto, port: u16, received: &Received, pki: &TestPki) -> Receiver {

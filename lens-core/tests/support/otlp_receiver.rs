@@ -438,6 +438,35 @@ fn handle_http(mut stream: impl Read + Write, received: &Received) -> std::io::R
 // ----- reading decoded requests -----
 
 /// The metric called `name` in `request`.
+/// The OTLP transport a test exports over.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Proto {
+    Grpc,
+    Http,
+}
+
+/// A receiver of either transport, started and stopped alike.
+pub enum Receiver {
+    Grpc(GrpcReceiver),
+    Http(HttpReceiver),
+}
+
+impl Receiver {
+    pub fn start(proto: Proto, port: u16, received: &Received) -> Self {
+        match proto {
+            Proto::Grpc => Receiver::Grpc(GrpcReceiver::start(port, received.clone())),
+            Proto::Http => Receiver::Http(HttpReceiver::start(port, received.clone())),
+        }
+    }
+
+    pub fn stop(&mut self) {
+        match self {
+            Receiver::Grpc(r) => r.stop(),
+            Receiver::Http(r) => r.stop(),
+        }
+    }
+}
+
 pub fn metric<'a>(request: &'a ExportMetricsServiceRequest, name: &str) -> Option<&'a Metric> {
     request
         .resource_metrics
