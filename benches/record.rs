@@ -76,7 +76,7 @@ fn bench_record<T: Instruments>(bencher: Bencher, metrics: T) {
 /// `metrics.record_with(&set)` on a set built up front.
 fn bench_record_with<T: Instruments>(bencher: Bencher, metrics: T) {
     let provider = provider();
-    let set = T::build_set(&provider.meter("nemo.lens"));
+    let set = T::build_set(&Meter::new(provider.meter("nemo.lens")));
     metrics.record_with(&set);
     bencher.bench_local(|| black_box(&metrics).record_with(&set));
 }

@@ -141,14 +141,25 @@ fn gym_server_rollout(meter: &Meter, rng: &mut Rng, server: u64, step: u64) -> (
         .server_port(8000);
     let chunks = rng.uniform(4.0, 32.0) as u64;
     let first_chunk_s = rng.uniform(0.02, 0.2);
-    for i in 0..chunks {
-        let arrived = first_chunk_s + i as f64 * rng.uniform(0.01, 0.03);
+    let mut arrived = first_chunk_s;
+    for _ in 0..chunks {
         call.chunk_at(sent + Duration::from_secs_f64(arrived));
+        // Chunks 10 to 30 ms apart, with a stall now and then: the
+        // per-chunk histogram shows it, a per-call mean would not.
+        let stall = if rng.next_f64() < 0.02 { 0.5 } else { 0.0 };
+        arrived += rng.uniform(0.01, 0.03) + stall;
     }
-    let call_s = first_chunk_s + chunks as f64 * 0.03;
-    let call = call.input_tokens(rng.uniform(256.0, 2048.0) as u64);
+    let call_s = arrived;
+    let input = rng.uniform(256.0, 2048.0) as u64;
+    let call = call
+        .input_tokens(input)
+        .cache_read_input_tokens(input / 2)
+        .cache_write_input_tokens(input / 8)
+        .reasoning_output_tokens(chunks);
     if rng.next_f64() < 0.02 {
-        call.fail_at("rate_limited", sent + Duration::from_secs_f64(call_s));
+        // The provider bills what it streamed before the limit hit.
+        call.output_tokens(chunks)
+            .fail_at("rate_limited", sent + Duration::from_secs_f64(call_s));
         HttpMetrics::default()
             .retry_reason(RetryReason::ServerDisconnected)
             .retries(1)
@@ -253,7 +264,11 @@ fn run() -> Result<(), Box<dyn Error>> {
                 .response_model("llama-3-8b-instruct")
                 .server_address("127.0.0.1")
                 .server_port(8000)
-                .input_tokens(input);
+                .input_tokens(input)
+                // A prefix cache: most of a prompt seen before.
+                .cache_read_input_tokens(input * 3 / 4)
+                .cache_write_input_tokens(input / 4)
+                .reasoning_output_tokens(output / 8);
             req.first_token_at(at(latency * rng.uniform(0.05, 0.2)));
             let outcome = rng.next_f64();
             // About 3 % of requests fail, under the 5 % error-ratio alert of

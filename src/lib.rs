@@ -25,7 +25,8 @@
 
 pub use lens_core::{
     get_meter, prometheus_label, AttributeValue, Descriptor, InstrumentKind, Instruments, KeyPart,
-    Meter, PrometheusNames, SetSlot, ValueType, WeakMeter,
+    Meter, PrometheusNames, SemconvGate, SemconvOptIn, SetSlot, ValueType, WeakMeter,
+    GEN_AI_LATEST_EXPERIMENTAL, SEMCONV_STABILITY_OPT_IN,
 };
 
 /// The console exporter, for custom pipelines.
@@ -57,7 +58,7 @@ pub mod instruments {
     pub use lens_instruments::{gym, rl};
     pub use lens_instruments::{
         record_inference_metrics, InferenceMetrics, InferenceMetricsSet, InferenceRequest,
-        ModelCall, ModelCallMetrics, ModelCallMetricsSet, DROPPED_ERROR_TYPE,
+        ModelCall, ModelCallMetrics, ModelCallMetricsSet, TokenModality, DROPPED_ERROR_TYPE,
     };
 }
 

@@ -261,10 +261,14 @@ fn a_model_call_exports_the_client_metrics() {
 
     let duration = single(&harness, "gen_ai.client.operation.duration");
     let first = single(&harness, "gen_ai.client.operation.time_to_first_chunk");
-    let per_chunk = single(&harness, "gen_ai.client.operation.time_per_output_chunk");
+    let per_chunk = single(&harness, PER_CHUNK);
     assert_close(only_value(&duration), 0.400);
     assert_close(only_value(&first), 0.100);
-    assert_close(only_value(&per_chunk), 0.100); // (400 - 100) ms / (4 - 1)
+    let Value::Histogram { count, sum, .. } = per_chunk.value else {
+        unreachable!()
+    };
+    assert_eq!(count, 3, "four chunks, three gaps");
+    assert_close(sum, 0.060);
     for point in [&duration, &first, &per_chunk] {
         assert_eq!(point.str_attr("gen_ai.operation.name"), Some("chat"));
         assert_eq!(point.str_attr("gen_ai.request.model"), Some("policy"));
@@ -283,14 +287,72 @@ fn a_model_call_exports_the_client_metrics() {
         .find(|p| p.str_attr("error.type") == Some("rate_limited"))
         .unwrap();
     assert_close(only_value(failure), 0.030);
-    // The failed call's chunks gave no chunk timings: one of each, from the
-    // successful call.
-    for name in [
-        "gen_ai.client.operation.time_to_first_chunk",
-        "gen_ai.client.operation.time_per_output_chunk",
-    ] {
-        let point = single(&harness, name);
-        assert_eq!(point.attr("error.type"), None);
-        assert_eq!(point.attr("server.port"), Some(&AttrValue::I64(8000)));
+    // The failed call's chunks gave no chunk timings: only the successful
+    // call's first chunk and three gaps.
+    let first = single(&harness, "gen_ai.client.operation.time_to_first_chunk");
+    assert_eq!(first.attr("error.type"), None);
+    assert_eq!(first.attr("server.port"), Some(&AttrValue::I64(8000)));
+    let per_chunk = single(&harness, PER_CHUNK);
+    assert!(matches!(per_chunk.value, Value::Histogram { count: 3, .. }));
+}
+
+const PER_CHUNK: &str = "gen_ai.client.operation.time_per_output_chunk";
+
+#[test]
+fn time_per_output_chunk_is_recorded_for_each_chunk_after_the_first() {
+    let harness = Harness::new();
+    let t0 = Instant::now();
+    let mut call = ModelCall::start_at(&harness.meter, t0).model("policy");
+    for ms in [10, 30, 100] {
+        call.chunk_at(t0 + Duration::from_millis(ms));
     }
+    // Known only once the response arrived: the gaps carry it too.
+    call.response_model("policy-v2")
+        .finish_at(t0 + Duration::from_millis(120));
+
+    let point = single(&harness, PER_CHUNK);
+    let Value::Histogram {
+        count,
+        sum,
+        min,
+        max,
+        bounds,
+        bucket_counts,
+    } = &point.value
+    else {
+        unreachable!()
+    };
+    // Three chunks, two gaps: 0.020 s and 0.070 s, not one mean of 0.045 s.
+    assert_eq!(*count, 2);
+    assert_close(*sum, 0.090);
+    assert_close(min.unwrap(), 0.020);
+    assert_close(max.unwrap(), 0.070);
+    assert_eq!(bounds[..4], [0.01, 0.02, 0.04, 0.08]);
+    assert_eq!(
+        bucket_counts[..5],
+        [0, 1, 0, 1, 0],
+        "(0.01, 0.02] and (0.04, 0.08]"
+    );
+    assert_eq!(point.str_attr("gen_ai.response.model"), Some("policy-v2"));
+    assert_eq!(point.str_attr("gen_ai.request.model"), Some("policy"));
+    assert_eq!(
+        point.description,
+        "Time per output chunk, recorded for each chunk received after the first one, measured \
+         as the time elapsed from the end of the previous chunk to the end of the current chunk."
+    );
+    let first = single(&harness, "gen_ai.client.operation.time_to_first_chunk");
+    assert_close(only_value(&first), 0.010);
+
+    // One chunk: a time to first chunk, no gap.
+    let harness = Harness::new();
+    let mut one = ModelCall::start_at(&harness.meter, t0);
+    one.chunk_at(t0 + Duration::from_millis(5));
+    one.finish_at(t0 + Duration::from_millis(6));
+    assert!(harness.points_of(PER_CHUNK).is_empty());
+    assert_eq!(
+        harness
+            .points_of("gen_ai.client.operation.time_to_first_chunk")
+            .len(),
+        1
+    );
 }

@@ -9,7 +9,12 @@ use nemo_lens::opentelemetry::global;
 use nemo_lens::opentelemetry_sdk::metrics::{
     InMemoryMetricExporter, PeriodicReader, SdkMeterProvider,
 };
-use nemo_lens::{get_meter, Instruments};
+use nemo_lens::{
+    get_meter, EnvLookup, Instruments, NemoLensConfig, SetupOptions, GEN_AI_LATEST_EXPERIMENTAL,
+};
+
+/// Both tests replace the global provider.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn install() -> (SdkMeterProvider, InMemoryMetricExporter) {
     let exporter = InMemoryMetricExporter::default();
@@ -39,6 +44,7 @@ fn exported_reward(provider: &SdkMeterProvider, exporter: &InMemoryMetricExporte
 
 #[test]
 fn same_name_shares_a_cache_until_the_provider_is_replaced() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let (first_provider, first_exporter) = install();
     let a = get_meter("nemo.lens");
     let b = get_meter("nemo.lens");
@@ -59,4 +65,32 @@ fn same_name_shares_a_cache_until_the_provider_is_replaced() {
         Some(2.5)
     );
     assert_eq!(exported_reward(&first_provider, &first_exporter), Some(1.5));
+}
+
+#[test]
+fn get_meter_follows_the_opt_in_of_the_setup_that_installed_the_provider() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let config = NemoLensConfig::from_lookup(EnvLookup::from_pairs([
+        ("NEMO_LENS_ENABLED", "1"),
+        (
+            "OTEL_SEMCONV_STABILITY_OPT_IN",
+            "gen_ai_latest_experimental",
+        ),
+    ]))
+    .unwrap();
+    let handle = SetupOptions::new()
+        .allow_reinit(true)
+        .probe_gpus(false)
+        .push_exporter(InMemoryMetricExporter::default())
+        .setup(&config, 0, 1)
+        .unwrap();
+    let meter = get_meter("nemo.lens");
+    assert!(meter
+        .semconv_opt_in()
+        .records_new(GEN_AI_LATEST_EXPERIMENTAL));
+    assert!(!meter
+        .semconv_opt_in()
+        .records_old(GEN_AI_LATEST_EXPERIMENTAL));
+    assert_eq!(meter.semconv_opt_in(), handle.meter.semconv_opt_in());
+    handle.shutdown().unwrap();
 }

@@ -25,7 +25,8 @@ use std::time::{Duration, Instant};
 
 use nemo_lens::instruments::gym::GpuMetrics;
 use nemo_lens::Instruments;
-use nemo_lens_cli::{builtin_sets, AlertPolicy, InstrumentSet};
+use nemo_lens::SemconvOptIn;
+use nemo_lens_cli::{builtin_sets_for, AlertPolicy, InstrumentSet};
 use serde_json::Value;
 
 const SERVICE: &str = "nemo-lens-demo";
@@ -151,6 +152,9 @@ impl Missing {
     }
 }
 
+/// The demo records under both conventions' names.
+const OPT_IN: &str = "gen_ai_latest_experimental/dup";
+
 /// Runs the demo and a Prometheus scraping it with the generated rules.
 struct Stack {
     demo: Reaped,
@@ -179,6 +183,7 @@ fn start(sets: &[InstrumentSet]) -> Stack {
             .env("OTEL_EXPORTER_PROMETHEUS_PORT", demo_port.to_string())
             .env("NEMO_LENS_RUN_ID", RUN_ID)
             .env("OTEL_SERVICE_NAME", SERVICE)
+            .env("OTEL_SEMCONV_STABILITY_OPT_IN", OPT_IN)
             .env_remove("NEMO_LENS_PROMETHEUS_RESOURCE_LABELS")
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -249,7 +254,8 @@ fn prometheus_scrapes_the_demo_and_every_generated_query_has_data() {
     // The GPU gauges need an NVIDIA GPU and the nvml feature, which this
     // machine and the demo build do not have: their absence is the sampler's
     // documented behaviour, tested in tests/sampler.rs.
-    let sets: Vec<InstrumentSet> = builtin_sets()
+    // Both name sets at once: Python nemo-lens's, and the GenAI draft's.
+    let sets: Vec<InstrumentSet> = builtin_sets_for(&SemconvOptIn::parse(OPT_IN))
         .into_iter()
         .filter(|set| set.descriptors != GpuMetrics::DESCRIPTORS)
         .collect();
@@ -271,6 +277,7 @@ fn prometheus_scrapes_the_demo_and_every_generated_query_has_data() {
     let missing = every_field_is_scraped_with_the_run_labels(port, &sets);
     demo_values_are_right(port);
     errors_sit_where_the_conventions_put_them(port);
+    both_conventions_count_the_same_tokens(port);
     dashboard_queries_have_data(port, &sets, &missing);
     lens_dashboard_queries_have_data(port);
     rules_evaluate_and_have_data(port, &sets, &missing);
@@ -319,7 +326,7 @@ fn every_field_is_scraped_with_the_run_labels(port: u16, sets: &[InstrumentSet])
     let mut missing = Missing::default();
     let deadline = Instant::now() + Duration::from_secs(20);
     for set in sets {
-        for d in set.descriptors {
+        for d in &set.descriptors {
             let names = d.prometheus_names();
             let statics: String = d
                 .static_attributes
@@ -411,6 +418,64 @@ fn demo_values_are_right(port: u16) {
     );
     let p99 = value(&p99[0]);
     assert!(p99 > 0.32 && p99 <= 0.64, "p99 request duration {p99}");
+}
+
+/// Under `/dup` every token is counted once under each convention's names,
+/// and the draft's names carry their attributes where the draft puts them.
+fn both_conventions_count_the_same_tokens(port: u16) {
+    for (draft, old) in [
+        (
+            "sum(gen_ai_client_inference_usage_input_tokens_total)",
+            "sum(gen_ai_client_token_usage_sum{gen_ai_token_type=\"input\"})",
+        ),
+        (
+            "sum(gen_ai_client_inference_usage_output_tokens_total)",
+            "sum(gen_ai_client_token_usage_sum{gen_ai_token_type=\"output\"})",
+        ),
+        (
+            "sum(gen_ai_client_inference_operation_input_tokens_count)",
+            "sum(gen_ai_client_token_usage_count{gen_ai_token_type=\"input\"})",
+        ),
+        (
+            "sum(gen_ai_client_inference_duration_seconds_count)",
+            "sum(gen_ai_client_operation_duration_seconds_count)",
+        ),
+        (
+            "sum(gen_ai_client_inference_time_per_output_chunk_seconds_count)",
+            "sum(gen_ai_client_operation_time_per_output_chunk_seconds_count)",
+        ),
+    ] {
+        let result = wait_for(port, &format!("{draft} - {old}"), Duration::from_secs(5));
+        assert_eq!(value(&result[0]), 0.0, "{draft} against {old}");
+    }
+    for (promql, why) in [
+        (
+            "gen_ai_client_inference_usage_input_tokens_total{gen_ai_token_modality!=\"text\"}",
+            "modality text unless set",
+        ),
+        (
+            "{__name__=~\"gen_ai_client_inference_.*\",gen_ai_token_type!=\"\"}",
+            "no gen_ai.token.type on the draft's names",
+        ),
+        (
+            "gen_ai_client_inference_operation_input_tokens_count{gen_ai_token_modality!=\"\"}",
+            "no modality on the per-call histograms",
+        ),
+        (
+            "gen_ai_client_inference_usage_input_tokens_total{error_type!=\"\"}",
+            "no error.type on the usage counters",
+        ),
+    ] {
+        let result = query(port, promql).expect("Prometheus answers");
+        assert_eq!(result, Some(Vec::new()), "{why}: {promql}");
+    }
+    // A failed request carries error.type on the draft's per-call token
+    // histogram as on its duration.
+    wait_for(
+        port,
+        "gen_ai_client_inference_operation_input_tokens_count{error_type=\"timeout\"}",
+        Duration::from_secs(30),
+    );
 }
 
 /// `error.type` on the durations of failed, timed-out and dropped work only,

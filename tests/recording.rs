@@ -267,7 +267,7 @@ fn custom_set_records_every_kind_with_its_attributes() {
 #[test]
 fn record_with_a_held_set_matches_record_on_the_meter() {
     let harness = Harness::new();
-    let set = <GymMetrics as Instruments>::build_set(harness.meter.otel());
+    let set = <GymMetrics as Instruments>::build_set(&harness.meter);
     GymMetrics::default()
         .active_servers(7)
         .verify_duration_ms(12.0)

@@ -5,7 +5,8 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use nemo_lens_cli::{builtin_sets, AlertPolicy, InstrumentSet};
+use nemo_lens::SemconvOptIn;
+use nemo_lens_cli::{builtin_sets_for, AlertPolicy, InstrumentSet};
 
 /// Generated from the nemo-lens instrument declarations; each subcommand
 /// writes to stdout.
@@ -52,6 +53,12 @@ struct Sets {
     /// Built-in sets to cover (default: all of them).
     #[arg(long = "set", value_enum)]
     only: Vec<Builtin>,
+    /// The names a service records with this OTEL_SEMCONV_STABILITY_OPT_IN
+    /// value: `gen_ai_latest_experimental` for the GenAI draft's token
+    /// metrics, `gen_ai_latest_experimental/dup` for both (default: none,
+    /// Python nemo-lens's names).
+    #[arg(long = "semconv-opt-in", value_name = "VALUE", default_value = "")]
+    semconv_opt_in: String,
 }
 
 #[derive(Clone, Copy, PartialEq, ValueEnum)]
@@ -73,7 +80,7 @@ impl Sets {
             &[Builtin::Gym; 8],
         ]
         .concat();
-        let sets = builtin_sets();
+        let sets = builtin_sets_for(&SemconvOptIn::parse(&self.semconv_opt_in));
         debug_assert_eq!(sets.len(), groups.len(), "every built-in set has a group");
         sets.into_iter()
             .zip(groups)

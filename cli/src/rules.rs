@@ -153,8 +153,12 @@ pub fn rules(sets: &[InstrumentSet], policy: &AlertPolicy) -> RuleFile {
     }
     let mut ratios = policy.error_ratio.clone();
     for i in &instruments {
-        let declares =
-            i.kind == InstrumentKind::Histogram && i.attribute_keys.contains(&"error.type");
+        // Durations that carry error.type measure requests and their
+        // failures; a token histogram that carries it too (the GenAI draft's
+        // per-call histograms) would repeat the same ratio.
+        let declares = i.kind == InstrumentKind::Histogram
+            && crate::units::is_duration(i.unit)
+            && i.attribute_keys.contains(&"error.type");
         if declares && !ratios.iter().any(|(n, _)| n.eq_ignore_ascii_case(i.name)) {
             let threshold = policy.error_ratio.first().map_or(0.05, |(_, t)| *t);
             ratios.push((i.name.to_owned(), threshold));

@@ -6,36 +6,47 @@ use nemo_lens::instruments::gym::{
 };
 use nemo_lens::instruments::rl::RlMetrics;
 use nemo_lens::instruments::{InferenceMetrics, ModelCallMetrics};
-use nemo_lens::{Descriptor, InstrumentKind, Instruments, PrometheusNames};
+use nemo_lens::{Descriptor, InstrumentKind, Instruments, PrometheusNames, SemconvOptIn};
 
 /// A titled list of descriptors: one derived struct, usually.
 #[derive(Debug, Clone)]
 pub struct InstrumentSet {
     /// The title of the set's dashboard row and catalog section.
     pub title: String,
-    /// One descriptor per recorded field.
-    pub descriptors: &'static [Descriptor],
+    /// One descriptor per recorded field and instrument it feeds.
+    pub descriptors: Vec<Descriptor>,
 }
 
 impl InstrumentSet {
     /// A set from a title and descriptors.
-    pub fn new(title: impl Into<String>, descriptors: &'static [Descriptor]) -> Self {
+    pub fn new(title: impl Into<String>, descriptors: impl Into<Vec<Descriptor>>) -> Self {
         InstrumentSet {
             title: title.into(),
-            descriptors,
+            descriptors: descriptors.into(),
         }
     }
 
-    /// The set of a derived struct.
+    /// The set of a derived struct: every instrument it declares, under
+    /// every semantic-convention opt-in.
     pub fn of<T: Instruments>(title: impl Into<String>) -> Self {
         Self::new(title, T::DESCRIPTORS)
+    }
+
+    /// The instruments a meter with `opt_in` records
+    /// (`OTEL_SEMCONV_STABILITY_OPT_IN`): for example the GenAI draft's
+    /// token counters instead of `gen_ai.client.token.usage` with
+    /// `gen_ai_latest_experimental`.
+    #[must_use]
+    pub fn for_semconv(mut self, opt_in: &SemconvOptIn) -> Self {
+        self.descriptors.retain(|d| d.semconv.is_open(opt_in));
+        self
     }
 
     /// The distinct instruments, in order of first declaration: fields that
     /// share an instrument (input and output tokens) are one instrument.
     pub fn instruments(&self) -> Vec<Instrument> {
         let mut instruments: Vec<Instrument> = Vec::new();
-        for d in self.descriptors {
+        for d in &self.descriptors {
             match instruments
                 .iter_mut()
                 .find(|i| i.name.eq_ignore_ascii_case(d.name))
@@ -48,9 +59,22 @@ impl InstrumentSet {
     }
 }
 
-/// The built-in sets: the GenAI server and client, RL, and gym (Python
-/// nemo-lens's set, then NeMo-Gym's attributed sets by concern).
+/// The built-in sets with their default names (Python nemo-lens's): the
+/// GenAI server and client, RL, and gym (Python nemo-lens's set, then
+/// NeMo-Gym's attributed sets by concern).
 pub fn builtin_sets() -> Vec<InstrumentSet> {
+    builtin_sets_for(&SemconvOptIn::none())
+}
+
+/// The built-in sets as a meter with `opt_in` records them.
+pub fn builtin_sets_for(opt_in: &SemconvOptIn) -> Vec<InstrumentSet> {
+    all_builtin_sets()
+        .into_iter()
+        .map(|set| set.for_semconv(opt_in))
+        .collect()
+}
+
+fn all_builtin_sets() -> Vec<InstrumentSet> {
     vec![
         InstrumentSet::of::<InferenceMetrics>("Inference (GenAI)"),
         InstrumentSet::of::<ModelCallMetrics>("Model calls (GenAI client)"),

@@ -3,7 +3,8 @@
 
 use std::process::Command;
 
-use nemo_lens_cli::{builtin_sets, AlertPolicy};
+use nemo_lens::SemconvOptIn;
+use nemo_lens_cli::{builtin_sets, builtin_sets_for, AlertPolicy};
 
 fn run(args: &[&str]) -> String {
     let output = Command::new(env!("CARGO_BIN_EXE_nemo-lens"))
@@ -39,6 +40,74 @@ fn subcommands_write_the_generated_documents() {
 }
 
 #[test]
+fn semconv_opt_in_chooses_the_names_generated_for() {
+    let names = |args: &[&str]| -> Vec<String> {
+        let catalog: serde_json::Value = serde_json::from_str(&run(args)).unwrap();
+        catalog["sets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|set| set["instruments"].as_array().unwrap().clone())
+            .map(|i| i["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let default = names(&["catalog", "--format", "json", "--set", "inference"]);
+    let latest = names(&[
+        "catalog",
+        "--format",
+        "json",
+        "--set",
+        "inference",
+        "--semconv-opt-in",
+        "gen_ai_latest_experimental",
+    ]);
+    let dup = names(&[
+        "catalog",
+        "--format",
+        "json",
+        "--set",
+        "inference",
+        "--semconv-opt-in",
+        "gen_ai_latest_experimental/dup",
+    ]);
+    let has = |names: &[String], name: &str| names.iter().any(|n| n == name);
+    assert!(has(&default, "gen_ai.client.token.usage"));
+    assert!(!has(&default, "gen_ai.client.inference.usage.input_tokens"));
+    assert!(!has(&latest, "gen_ai.client.token.usage"));
+    assert!(!has(&latest, "gen_ai.client.operation.duration"));
+    for name in [
+        "gen_ai.client.inference.usage.input_tokens",
+        "gen_ai.client.inference.usage.cache_read.input_tokens",
+        "gen_ai.client.inference.operation.output_tokens",
+        "gen_ai.client.inference.duration",
+        "gen_ai.client.inference.time_per_output_chunk",
+        "gen_ai.server.request.duration",
+    ] {
+        assert!(has(&latest, name), "{name} with the opt-in");
+        assert!(has(&dup, name), "{name} with /dup");
+    }
+    assert!(has(&dup, "gen_ai.client.token.usage"));
+    // The dashboard and rules follow the same choice.
+    let latest_sets = builtin_sets_for(&SemconvOptIn::parse("gen_ai_latest_experimental"));
+    let dashboard: serde_json::Value = serde_json::from_str(&run(&[
+        "dashboard",
+        "--semconv-opt-in",
+        "gen_ai_latest_experimental",
+    ]))
+    .unwrap();
+    assert_eq!(dashboard, nemo_lens_cli::dashboard(&latest_sets));
+    let dashboard = dashboard.to_string();
+    assert!(dashboard.contains("gen_ai_client_inference_usage_input_tokens_total"));
+    assert!(!dashboard.contains("gen_ai_client_token_usage"));
+    let rules = run(&["rules", "--semconv-opt-in", "gen_ai_latest_experimental"]);
+    assert_eq!(
+        rules,
+        nemo_lens_cli::rules(&latest_sets, &AlertPolicy::default()).to_yaml()
+    );
+    assert!(rules.contains("gen_ai_client_inference_duration_seconds_bucket"));
+}
+
+#[test]
 fn bad_arguments_are_errors_naming_the_value() {
     let output = Command::new(env!("CARGO_BIN_EXE_nemo-lens"))
         .args(["catalog", "--format", "yaml"])
@@ -62,27 +131,34 @@ fn promtool_accepts_the_rules() {
     };
     let dir = std::env::temp_dir().join(format!("nemo-lens-rules-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("nemo-lens.rules.yml");
-    std::fs::write(&file, run(&["rules"])).unwrap();
-    let output = Command::new(promtool)
-        .arg("check")
-        .arg("rules")
-        .arg(&file)
-        .output()
-        .unwrap();
+    for opt_in in [
+        "",
+        "gen_ai_latest_experimental",
+        "gen_ai_latest_experimental/dup",
+    ] {
+        let file = dir.join("nemo-lens.rules.yml");
+        std::fs::write(&file, run(&["rules", "--semconv-opt-in", opt_in])).unwrap();
+        let output = Command::new(&promtool)
+            .arg("check")
+            .arg("rules")
+            .arg(&file)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            output.status.success(),
+            "promtool check rules ({opt_in:?}): {stdout}{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let sets = builtin_sets_for(&SemconvOptIn::parse(opt_in));
+        let rules = nemo_lens_cli::rules(&sets, &AlertPolicy::default());
+        let count = rules.recording.len() + rules.alerts.len();
+        assert!(
+            stdout.contains(&format!("SUCCESS: {count} rules found")),
+            "{stdout}"
+        );
+    }
     let _ = std::fs::remove_dir_all(&dir);
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "promtool check rules: {stdout}{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let rules = nemo_lens_cli::rules(&builtin_sets(), &AlertPolicy::default());
-    let count = rules.recording.len() + rules.alerts.len();
-    assert!(
-        stdout.contains(&format!("SUCCESS: {count} rules found")),
-        "{stdout}"
-    );
 }
 
 fn which(program: &str) -> Result<std::path::PathBuf, ()> {

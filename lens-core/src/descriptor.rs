@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use crate::SemconvGate;
+
 /// The OpenTelemetry instrument kind of a field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum InstrumentKind {
@@ -45,7 +47,9 @@ pub enum ValueType {
     I64,
 }
 
-/// One recorded field: the instrument it feeds and the attributes it carries.
+/// One recorded field and an instrument it feeds, with the attributes it
+/// carries there. A field that feeds several instruments (a renamed metric
+/// under its old and new names) has one descriptor per instrument.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Descriptor {
     /// The Rust field name (the keyword name in Python nemo-lens).
@@ -68,4 +72,6 @@ pub struct Descriptor {
     pub attribute_keys: &'static [&'static str],
     /// The static attributes of this field, as `(key, value)`.
     pub static_attributes: &'static [(&'static str, &'static str)],
+    /// Which semantic-convention opt-in records the instrument.
+    pub semconv: SemconvGate,
 }

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 use opentelemetry::metrics::MeterProvider;
 use opentelemetry::InstrumentationScope;
 
-use crate::Meter;
+use crate::{Meter, SemconvOptIn, SEMCONV_STABILITY_OPT_IN};
 
 type Provider = dyn MeterProvider + Send + Sync;
 
@@ -15,11 +15,27 @@ type Provider = dyn MeterProvider + Send + Sync;
 struct Registry {
     provider: Option<Weak<Provider>>,
     meters: HashMap<Cow<'static, str>, Meter>,
+    /// The opt-in of the setup that installed the global provider.
+    semconv: Option<SemconvOptIn>,
 }
 
 static REGISTRY: Mutex<Option<Registry>> = Mutex::new(None);
 
+/// Notes the opt-in of a setup that installs the global provider: meters
+/// from [`get_meter`] follow it.
+pub(crate) fn set_semconv_opt_in(opt_in: SemconvOptIn) {
+    let mut guard = REGISTRY.lock().unwrap_or_else(PoisonError::into_inner);
+    let registry = guard.get_or_insert_with(Registry::default);
+    registry.semconv = Some(opt_in);
+    // Meters built under the previous provider are dropped on the next
+    // look-up, which sees the new provider.
+}
+
 /// The meter named `name` of the global OpenTelemetry provider.
+///
+/// It follows the semantic-convention opt-in of the `setup_telemetry` that
+/// installed the provider, or, when the provider was installed some other
+/// way, `OTEL_SEMCONV_STABILITY_OPT_IN` from the process environment.
 ///
 /// Calls with the same name share one instrument cache until the global
 /// provider is replaced (for example by a new
@@ -47,11 +63,17 @@ pub fn get_meter(name: impl Into<Cow<'static, str>>) -> Meter {
         registry.meters.clear();
         registry.provider = Some(Arc::downgrade(&provider));
     }
+    let semconv = registry.semconv.clone().unwrap_or_else(|| {
+        std::env::var(SEMCONV_STABILITY_OPT_IN)
+            .map(|value| SemconvOptIn::parse(&value))
+            .unwrap_or_default()
+    });
     registry
         .meters
         .entry(name.clone())
         .or_insert_with(|| {
             Meter::new(provider.meter_with_scope(InstrumentationScope::builder(name).build()))
+                .with_semconv_opt_in(semconv)
         })
         .clone()
 }

@@ -33,8 +33,10 @@ pub trait Instruments: 'static {
     /// One entry per recorded field, in declaration order.
     const DESCRIPTORS: &'static [Descriptor];
 
-    /// Builds every instrument of the set on `meter`.
-    fn build_set(meter: &opentelemetry::metrics::Meter) -> Self::Set;
+    /// Builds the instruments of the set on `meter`'s OpenTelemetry meter:
+    /// those whose [`SemconvGate`](crate::SemconvGate) is open for the
+    /// meter's [opt-in](Meter::semconv_opt_in).
+    fn build_set(meter: &Meter) -> Self::Set;
 
     /// The process-wide cache slot of [`Self::Set`](Instruments::Set).
     fn slot() -> &'static SetSlot;

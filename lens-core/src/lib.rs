@@ -13,6 +13,7 @@ mod instruments;
 mod meter;
 mod prometheus_names;
 mod record;
+mod semconv;
 
 #[doc(hidden)]
 pub mod __private;
@@ -24,6 +25,9 @@ pub use instruments::Instruments;
 pub use meter::{Meter, WeakMeter};
 pub use prometheus_names::{prometheus_label, PrometheusNames};
 pub use record::{AttributeValue, KeyPart};
+pub use semconv::{
+    SemconvGate, SemconvOptIn, GEN_AI_LATEST_EXPERIMENTAL, SEMCONV_STABILITY_OPT_IN,
+};
 
 pub mod export;
 pub mod telemetry;

@@ -4,7 +4,7 @@ use std::fmt;
 use std::sync::{Arc, Weak};
 
 use crate::cache::SetCache;
-use crate::Instruments;
+use crate::{Instruments, SemconvOptIn};
 
 /// A cheap-to-clone handle over an OpenTelemetry meter and the instrument
 /// sets built on it.
@@ -12,6 +12,11 @@ use crate::Instruments;
 /// Every clone shares one cache. When the last clone is dropped the cached
 /// sets are dropped with it, so re-initialising telemetry does not grow
 /// memory.
+///
+/// A meter also carries the semantic-convention opt-in its sets follow
+/// ([`SemconvOptIn`]): none for [`Meter::new`], the configured
+/// `OTEL_SEMCONV_STABILITY_OPT_IN` for the meter `setup_telemetry` returns,
+/// or your choice with [`with_semconv_opt_in`](Meter::with_semconv_opt_in).
 ///
 /// ```
 /// use nemo_lens::opentelemetry::metrics::MeterProvider as _;
@@ -32,30 +37,62 @@ pub struct Meter {
 struct Inner {
     otel: opentelemetry::metrics::Meter,
     enabled: bool,
+    semconv: SemconvOptIn,
     sets: SetCache,
 }
 
 impl Meter {
-    /// Wraps an OpenTelemetry meter with an empty cache.
+    /// Wraps an OpenTelemetry meter with an empty cache and no
+    /// semantic-convention opt-in.
     pub fn new(meter: opentelemetry::metrics::Meter) -> Self {
-        Self::with_state(meter, true)
+        Self::with_state(meter, true, SemconvOptIn::none())
     }
 
     /// A meter that records nothing, at the cost of one branch per `record`.
     pub fn noop() -> Self {
         let provider = opentelemetry::metrics::noop::NoopMeterProvider::new();
         let meter = opentelemetry::metrics::MeterProvider::meter(&provider, "nemo.lens");
-        Self::with_state(meter, false)
+        Self::with_state(meter, false, SemconvOptIn::none())
     }
 
-    fn with_state(otel: opentelemetry::metrics::Meter, enabled: bool) -> Self {
+    fn with_state(
+        otel: opentelemetry::metrics::Meter,
+        enabled: bool,
+        semconv: SemconvOptIn,
+    ) -> Self {
         Meter {
             inner: Arc::new(Inner {
                 otel,
                 enabled,
+                semconv,
                 sets: SetCache::new(),
             }),
         }
+    }
+
+    /// The same OpenTelemetry meter following `opt_in`
+    /// (`OTEL_SEMCONV_STABILITY_OPT_IN` chosen in code), with a cache of its
+    /// own: sets already built on `self` keep the names they were built with.
+    ///
+    /// ```
+    /// use nemo_lens::opentelemetry::metrics::MeterProvider as _;
+    /// use nemo_lens::opentelemetry_sdk::metrics::SdkMeterProvider;
+    /// use nemo_lens::{Meter, SemconvOptIn};
+    ///
+    /// let provider = SdkMeterProvider::builder().build();
+    /// let meter = Meter::new(provider.meter("nemo.lens"))
+    ///     .with_semconv_opt_in(SemconvOptIn::parse("gen_ai_latest_experimental"));
+    /// assert!(meter.semconv_opt_in().records_new("gen_ai_latest_experimental"));
+    /// ```
+    #[must_use]
+    pub fn with_semconv_opt_in(&self, opt_in: SemconvOptIn) -> Self {
+        Self::with_state(self.inner.otel.clone(), self.inner.enabled, opt_in)
+    }
+
+    /// The semantic-convention opt-in this meter's sets follow.
+    #[inline]
+    pub fn semconv_opt_in(&self) -> &SemconvOptIn {
+        &self.inner.semconv
     }
 
     /// The OpenTelemetry meter, for instruments this crate does not declare.
@@ -77,7 +114,7 @@ impl Meter {
         }
         self.inner
             .sets
-            .get_or_build(T::slot(), || T::build_set(&self.inner.otel))
+            .get_or_build(T::slot(), || T::build_set(self))
     }
 
     /// How many instrument sets this meter has built.
@@ -106,6 +143,7 @@ impl fmt::Debug for Meter {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Meter")
             .field("enabled", &self.inner.enabled)
+            .field("semconv_opt_in", &self.inner.semconv)
             .field("cached_sets", &self.cached_sets())
             .finish()
     }
@@ -153,7 +191,7 @@ mod tests {
     impl Instruments for Probe {
         type Set = ProbeSet;
         const DESCRIPTORS: &'static [Descriptor] = &[];
-        fn build_set(_: &opentelemetry::metrics::Meter) -> ProbeSet {
+        fn build_set(_: &Meter) -> ProbeSet {
             BUILDS.fetch_add(1, Ordering::SeqCst);
             // Widen the race window so concurrent first uses overlap.
             std::thread::sleep(std::time::Duration::from_millis(20));

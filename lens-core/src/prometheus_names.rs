@@ -130,6 +130,7 @@ mod tests {
             buckets: None,
             attribute_keys: &["gen_ai.token.type", "app.kind"],
             static_attributes: &[],
+            semconv: crate::SemconvGate::Always,
         }
     }
 

@@ -450,6 +450,7 @@ fn descriptor_prometheus_names_are_what_the_endpoint_exports_for_every_builtin_i
             buckets: None,
             attribute_keys: &["http.route"],
             static_attributes: &[],
+            semconv: lens_core::SemconvGate::Always,
         },
         Descriptor {
             field: "queue_bytes",
@@ -461,6 +462,7 @@ fn descriptor_prometheus_names_are_what_the_endpoint_exports_for_every_builtin_i
             buckets: None,
             attribute_keys: &[],
             static_attributes: &[],
+            semconv: lens_core::SemconvGate::Always,
         },
     ];
     record_from_descriptors(handle.meter.otel(), &[&extra]);

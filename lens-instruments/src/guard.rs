@@ -12,11 +12,12 @@ use crate::timing::{Measured, Timing};
 /// failed: the conventions' fallback value.
 pub const DROPPED_ERROR_TYPE: &str = "_OTHER";
 
-/// A set that a guard fills from what it measured.
+/// A set that a guard fills from what it measured, then records.
 pub(crate) trait Ended: Instruments + Default + Send {
-    /// Fills the measured fields: the duration always, the first-output and
-    /// per-output times only when `error_type` is `None`.
-    fn ended(&mut self, measured: Measured, error_type: Option<StringValue>);
+    /// Fills the measured fields (the duration always, the first-output and
+    /// per-output times only when `error_type` is `None`) and records them
+    /// on `meter`.
+    fn ended(&mut self, meter: &Meter, measured: Measured, error_type: Option<StringValue>);
 }
 
 /// The generic guard behind [`InferenceRequest`](crate::InferenceRequest) and
@@ -76,8 +77,7 @@ impl<S: Ended> Guard<S> {
         };
         // Recorded in place: the guard is ending, nothing reads the fields
         // after this.
-        self.metrics.ended(measured, error_type);
-        self.metrics.record(&self.meter);
+        self.metrics.ended(&self.meter, measured, error_type);
     }
 }
 

@@ -10,6 +10,7 @@
 mod genai;
 mod guard;
 pub mod gym;
+mod modality;
 mod model_call;
 mod request;
 pub mod rl;
@@ -20,5 +21,6 @@ pub use genai::{
     ModelCallMetricsSet,
 };
 pub use guard::DROPPED_ERROR_TYPE;
+pub use modality::TokenModality;
 pub use model_call::ModelCall;
 pub use request::InferenceRequest;

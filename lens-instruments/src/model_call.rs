@@ -2,12 +2,13 @@
 
 use std::time::Instant;
 
-use lens_core::Meter;
+use lens_core::{Instruments, Meter};
 use opentelemetry::StringValue;
 
 use crate::genai::ModelCallMetrics;
 use crate::guard::{guard_setters, Ended, Guard};
 use crate::timing::Measured;
+use crate::TokenModality;
 
 /// Measures one call to a model from the caller's side (a gym server calling
 /// a policy, an agent calling an LLM) and records the GenAI client metrics
@@ -16,8 +17,22 @@ use crate::timing::Measured;
 ///
 /// It ends like [`InferenceRequest`](crate::InferenceRequest): exactly one
 /// of [`finish`](Self::finish), [`fail`](Self::fail), or a drop (recorded
-/// with `error.type = _OTHER`). Time per output chunk is (end - first chunk)
-/// / (chunks - 1), recorded when at least two chunks arrived.
+/// with `error.type = _OTHER`).
+///
+/// Time per output chunk follows the conventions' definition: "recorded for
+/// each chunk received after the first one, measured as the time elapsed
+/// from the end of the previous chunk to the end of the current chunk". A
+/// call with N chunks records N - 1 values, so a stall inside a stream shows
+/// in the histogram as the gap it was, not averaged away: chunks at +10,
+/// +30 and +100 ms record 0.020 s and 0.070 s. The gaps are kept by the
+/// guard (8 bytes a chunk) and recorded when the call finishes, with the
+/// attributes the call ends with (`response_model` set mid-stream included).
+///
+/// A call that fails or is dropped records no chunk timings: neither its
+/// time to first chunk nor the gaps of the chunks it did receive. Like the
+/// server's time to first token, they describe streams that completed; the
+/// failure shows as the duration with `error.type`, and the stall that ended
+/// in a timeout is in that duration, since it never ended in a chunk.
 ///
 /// ```
 /// use nemo_lens::instruments::ModelCall;
@@ -69,21 +84,33 @@ impl ModelCall {
         input_tokens: u64;
         /// Sets the number of output tokens, as the response reports them.
         output_tokens: u64;
+        /// Sets how many of the input tokens were read from the provider's
+        /// cache (recorded with the draft conventions' names only).
+        cache_read_input_tokens: u64;
+        /// Sets how many of the input tokens were written to the provider's
+        /// cache (recorded with the draft conventions' names only).
+        cache_write_input_tokens: u64;
+        /// Sets how many of the output tokens were reasoning tokens
+        /// (recorded with the draft conventions' names only).
+        reasoning_output_tokens: u64;
+        /// Sets the kind of tokens counted (`gen_ai.token.modality`, default
+        /// `text`; on the draft conventions' usage counters only).
+        token_modality: TokenModality;
     }
 
-    /// Notes that a chunk of the response arrived now; the first one sets
-    /// the time to first chunk.
+    /// Notes that a chunk of the response arrived now: the first one sets the
+    /// time to first chunk, each later one a gap since the one before.
     #[inline]
     pub fn chunk(&mut self) {
-        self.guard.first();
-        self.guard.timing.add_outputs(1);
+        if let Some(now) = self.guard.now() {
+            self.guard.timing.output_at(now);
+        }
     }
 
     /// Notes that a chunk arrived at `at`.
     #[inline]
     pub fn chunk_at(&mut self, at: Instant) {
-        self.guard.timing.first_at(at);
-        self.guard.timing.add_outputs(1);
+        self.guard.timing.output_at(at);
     }
 
     /// Ends the call successfully now.
@@ -112,12 +139,13 @@ impl ModelCall {
 }
 
 impl Ended for ModelCallMetrics {
-    fn ended(&mut self, measured: Measured, error_type: Option<StringValue>) {
+    fn ended(&mut self, meter: &Meter, measured: Measured, error_type: Option<StringValue>) {
         self.operation_duration_s = Some(measured.duration_s);
         if error_type.is_none() {
             self.time_to_first_chunk_s = measured.to_first_s;
-            self.time_per_output_chunk_s = measured.per_output_s;
+            self.time_per_output_chunk_s = (!measured.gaps.is_empty()).then_some(measured.gaps);
         }
         self.error_type = error_type;
+        self.record(meter);
     }
 }

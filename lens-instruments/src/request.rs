@@ -2,12 +2,13 @@
 
 use std::time::Instant;
 
-use lens_core::Meter;
+use lens_core::{Instruments, Meter};
 use opentelemetry::StringValue;
 
 use crate::genai::InferenceMetrics;
 use crate::guard::{guard_setters, Ended, Guard};
 use crate::timing::Measured;
+use crate::TokenModality;
 
 /// Measures one inference request from arrival to last token, and records
 /// the GenAI server metrics when it ends.
@@ -81,6 +82,18 @@ impl InferenceRequest {
         server_port: u16;
         /// Sets the number of prompt tokens.
         input_tokens: u64;
+        /// Sets how many prompt tokens were served from the prefix cache
+        /// (recorded with the draft conventions' names only).
+        cache_read_input_tokens: u64;
+        /// Sets how many prompt tokens were written to the prefix cache
+        /// (recorded with the draft conventions' names only).
+        cache_write_input_tokens: u64;
+        /// Sets how many of the output tokens were reasoning tokens
+        /// (recorded with the draft conventions' names only).
+        reasoning_output_tokens: u64;
+        /// Sets the kind of tokens counted (`gen_ai.token.modality`, default
+        /// `text`; on the draft conventions' usage counters only).
+        token_modality: TokenModality;
     }
 
     /// Sets the total number of output tokens, replacing any count so far.
@@ -134,7 +147,7 @@ impl InferenceRequest {
 }
 
 impl Ended for InferenceMetrics {
-    fn ended(&mut self, measured: Measured, error_type: Option<StringValue>) {
+    fn ended(&mut self, meter: &Meter, measured: Measured, error_type: Option<StringValue>) {
         self.request_duration_s = Some(measured.duration_s);
         // A failed request records its duration and the prompt it was given;
         // what it produced is not a response, so neither are its token count
@@ -145,5 +158,6 @@ impl Ended for InferenceMetrics {
             self.time_per_output_token_s = measured.per_output_s;
         }
         self.error_type = error_type;
+        self.record(meter);
     }
 }

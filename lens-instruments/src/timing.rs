@@ -1,5 +1,6 @@
 //! The arithmetic of one streamed generation, shared by the request guards:
-//! when it started, when its first token (or chunk) arrived, how many came.
+//! when it started, when its first token (or chunk) arrived, how many came,
+//! and, for chunks, the gap before each one after the first.
 
 use std::time::Instant;
 
@@ -7,15 +8,19 @@ use std::time::Instant;
 ///
 /// `start` is `None` when the meter records nothing: then no clock is read
 /// and every method is a branch.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub(crate) struct Timing {
     start: Option<Instant>,
     first: Option<Instant>,
     outputs: Option<u64>,
+    /// The latest output noted with [`Timing::output_at`].
+    last: Option<Instant>,
+    /// Seconds from each output to the next, in order.
+    gaps: Vec<f64>,
 }
 
 /// What a finished generation measured, in seconds.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Measured {
     pub duration_s: f64,
     /// Start to first output, when one was seen.
@@ -25,6 +30,9 @@ pub(crate) struct Measured {
     pub per_output_s: Option<f64>,
     /// How many outputs were counted, if any were.
     pub outputs: Option<u64>,
+    /// The gap before each output after the first, for outputs noted one
+    /// by one with [`Timing::output_at`].
+    pub gaps: Vec<f64>,
 }
 
 impl Timing {
@@ -55,6 +63,22 @@ impl Timing {
         self.first.is_some()
     }
 
+    /// Notes one output at `at`: the first sets the first-output time,
+    /// each later one adds its gap since the one before (zero when `at` is
+    /// earlier, as with an end before the start).
+    #[inline]
+    pub fn output_at(&mut self, at: Instant) {
+        if self.start.is_none() {
+            return;
+        }
+        match self.last {
+            Some(last) => self.gaps.push(seconds(last, at)),
+            None => self.first_at(at),
+        }
+        self.last = Some(at);
+        self.add_outputs(1);
+    }
+
     #[inline]
     pub fn add_outputs(&mut self, n: u64) {
         self.outputs = Some(self.outputs.unwrap_or(0).saturating_add(n));
@@ -67,9 +91,8 @@ impl Timing {
 
     /// The measurements of a generation that ended at `end`; `None` when
     /// nothing is timed (a disabled meter).
-    pub fn end_at(&self, end: Instant) -> Option<Measured> {
+    pub fn end_at(&mut self, end: Instant) -> Option<Measured> {
         let start = self.start?;
-        let seconds = |from: Instant, to: Instant| to.saturating_duration_since(from).as_secs_f64();
         let per_output_s = match (self.first, self.outputs) {
             (Some(first), Some(n)) if n >= 2 => Some(seconds(first, end) / (n - 1) as f64),
             _ => None,
@@ -79,8 +102,14 @@ impl Timing {
             to_first_s: self.first.map(|first| seconds(start, first)),
             per_output_s,
             outputs: self.outputs,
+            gaps: std::mem::take(&mut self.gaps),
         })
     }
+}
+
+/// Seconds from `from` to `to`, zero when `to` is earlier.
+fn seconds(from: Instant, to: Instant) -> f64 {
+    to.saturating_duration_since(from).as_secs_f64()
 }
 
 #[cfg(test)]
@@ -116,9 +145,24 @@ mod tests {
     }
 
     #[test]
+    fn outputs_noted_one_by_one_give_a_gap_each_after_the_first() {
+        let t0 = Instant::now();
+        let mut timing = Timing::start_at(true, t0);
+        for ms in [10, 30, 100] {
+            timing.output_at(t0 + Duration::from_millis(ms));
+        }
+        let measured = timing.end_at(t0 + Duration::from_millis(120)).unwrap();
+        assert!((measured.to_first_s.unwrap() - 0.010).abs() < 1e-9);
+        assert_eq!(measured.outputs, Some(3));
+        assert_eq!(measured.gaps.len(), 2);
+        assert!((measured.gaps[0] - 0.020).abs() < 1e-9);
+        assert!((measured.gaps[1] - 0.070).abs() < 1e-9);
+    }
+
+    #[test]
     fn an_end_before_the_start_is_zero_not_a_panic() {
         let t0 = Instant::now();
-        let late = Timing::start_at(true, t0 + Duration::from_secs(1));
+        let mut late = Timing::start_at(true, t0 + Duration::from_secs(1));
         assert_eq!(late.end_at(t0).unwrap().duration_s, 0.0);
     }
 
@@ -126,6 +170,7 @@ mod tests {
     fn a_disabled_timing_reads_no_clock_and_measures_nothing() {
         let mut timing = Timing::start_at(false, Instant::now());
         timing.first_at(Instant::now());
+        timing.output_at(Instant::now());
         assert!(!timing.has_first());
         assert_eq!(timing.end_at(Instant::now()), None);
     }

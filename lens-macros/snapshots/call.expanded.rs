@@ -10,10 +10,10 @@ struct CallSet {
 #[doc(hidden)]
 struct __CallBound {
     __attrs: ::nemo_lens::__private::Box<[::nemo_lens::__private::KeyValue]>,
-    duration_s: ::nemo_lens::__private::OnceLock<
+    __m0: ::nemo_lens::__private::OnceLock<
         ::nemo_lens::__private::BoundHistogram<::core::primitive::f64>,
     >,
-    bytes: ::nemo_lens::__private::OnceLock<
+    __m1: ::nemo_lens::__private::OnceLock<
         ::nemo_lens::__private::BoundCounter<::core::primitive::u64>,
     >,
 }
@@ -31,8 +31,8 @@ const _: () = {
         ) -> Self {
             __CallBound {
                 __attrs,
-                duration_s: ::nemo_lens::__private::OnceLock::new(),
-                bytes: ::nemo_lens::__private::OnceLock::new(),
+                __m0: ::nemo_lens::__private::OnceLock::new(),
+                __m1: ::nemo_lens::__private::OnceLock::new(),
             }
         }
     }
@@ -59,6 +59,7 @@ const _: () = {
                 buckets: ::nemo_lens::__private::None,
                 attribute_keys: &["app.model", "error.type"],
                 static_attributes: &[],
+                semconv: ::nemo_lens::__private::SemconvGate::Always,
             },
             ::nemo_lens::__private::Descriptor {
                 field: "bytes",
@@ -70,15 +71,18 @@ const _: () = {
                 buckets: ::nemo_lens::__private::None,
                 attribute_keys: &["app.model"],
                 static_attributes: &[],
+                semconv: ::nemo_lens::__private::SemconvGate::Always,
             },
         ];
-        fn build_set(meter: &::nemo_lens::__private::otel::metrics::Meter) -> CallSet {
+        fn build_set(meter: &::nemo_lens::__private::Meter) -> CallSet {
             let __i0 = meter
+                .otel()
                 .f64_histogram("app.call.duration")
                 .with_description("Call duration.")
                 .with_unit("s")
                 .build();
             let __i1 = meter
+                .otel()
                 .u64_counter("app.call.received")
                 .with_description("Bytes received.")
                 .with_unit("By")
@@ -120,7 +124,7 @@ const _: () = {
                         if let ::nemo_lens::__private::Some(__raw) = self.duration_s {
                             match ::nemo_lens::__private::checked(__raw, false) {
                                 ::nemo_lens::__private::Ok(__v) => {
-                                    __b.duration_s
+                                    __b.__m0
                                         .get_or_init(|| {
                                             set
                                                 .__i0
@@ -148,7 +152,7 @@ const _: () = {
                         if let ::nemo_lens::__private::Some(__raw) = self.bytes {
                             match ::nemo_lens::__private::checked(__raw, true) {
                                 ::nemo_lens::__private::Ok(__v) => {
-                                    __b.bytes
+                                    __b.__m1
                                         .get_or_init(|| {
                                             set
                                                 .__i1

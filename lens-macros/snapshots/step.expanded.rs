@@ -2,7 +2,7 @@
 struct StepSet {
     __i0: ::nemo_lens::__private::Gauge<::core::primitive::f64>,
     __i1: ::nemo_lens::__private::Counter<::core::primitive::u64>,
-    __attrs_tokens: [::nemo_lens::__private::KeyValue; 1usize],
+    __attrs1: [::nemo_lens::__private::KeyValue; 1usize],
     __bound: __StepBound,
     __warnings: ::nemo_lens::__private::DropWarnings,
 }
@@ -11,10 +11,10 @@ struct StepSet {
 #[doc(hidden)]
 struct __StepBound {
     __attrs: ::nemo_lens::__private::Box<[::nemo_lens::__private::KeyValue]>,
-    loss: ::nemo_lens::__private::OnceLock<
+    __m0: ::nemo_lens::__private::OnceLock<
         ::nemo_lens::__private::BoundGauge<::core::primitive::f64>,
     >,
-    tokens: ::nemo_lens::__private::OnceLock<
+    __m1: ::nemo_lens::__private::OnceLock<
         ::nemo_lens::__private::BoundCounter<::core::primitive::u64>,
     >,
 }
@@ -32,8 +32,8 @@ const _: () = {
         ) -> Self {
             __StepBound {
                 __attrs,
-                loss: ::nemo_lens::__private::OnceLock::new(),
-                tokens: ::nemo_lens::__private::OnceLock::new(),
+                __m0: ::nemo_lens::__private::OnceLock::new(),
+                __m1: ::nemo_lens::__private::OnceLock::new(),
             }
         }
     }
@@ -60,6 +60,7 @@ const _: () = {
                 buckets: ::nemo_lens::__private::None,
                 attribute_keys: &[],
                 static_attributes: &[],
+                semconv: ::nemo_lens::__private::SemconvGate::Always,
             },
             ::nemo_lens::__private::Descriptor {
                 field: "tokens",
@@ -71,25 +72,26 @@ const _: () = {
                 buckets: ::nemo_lens::__private::None,
                 attribute_keys: &["phase"],
                 static_attributes: &[("phase", "train")],
+                semconv: ::nemo_lens::__private::SemconvGate::Always,
             },
         ];
-        fn build_set(meter: &::nemo_lens::__private::otel::metrics::Meter) -> StepSet {
+        fn build_set(meter: &::nemo_lens::__private::Meter) -> StepSet {
             let __i0 = meter
+                .otel()
                 .f64_gauge("app.loss")
                 .with_description("Training loss.")
                 .build();
             let __i1 = meter
+                .otel()
                 .u64_counter("app.tokens")
                 .with_description("Tokens seen.")
                 .with_unit("{token}")
                 .build();
             StepSet {
-                __attrs_tokens: [
-                    ::nemo_lens::__private::KeyValue::new("phase", "train"),
-                ],
+                __attrs1: [::nemo_lens::__private::KeyValue::new("phase", "train")],
                 __bound: {
                     let __bound = __StepBound::new(::nemo_lens::__private::Box::new([]));
-                    let _ = __bound.loss.set(__i0.bind(&[]));
+                    let _ = __bound.__m0.set(__i0.bind(&[]));
                     __bound
                 },
                 __i0,
@@ -108,7 +110,7 @@ const _: () = {
             if let ::nemo_lens::__private::Some(__raw) = self.loss {
                 match ::nemo_lens::__private::checked(__raw, false) {
                     ::nemo_lens::__private::Ok(__v) => {
-                        __b.loss
+                        __b.__m0
                             .get_or_init(|| {
                                 set
                                     .__i0
@@ -130,7 +132,7 @@ const _: () = {
             if let ::nemo_lens::__private::Some(__raw) = self.tokens {
                 match ::nemo_lens::__private::checked(__raw, true) {
                     ::nemo_lens::__private::Ok(__v) => {
-                        __b.tokens
+                        __b.__m1
                             .get_or_init(|| {
                                 set
                                     .__i1
@@ -138,7 +140,7 @@ const _: () = {
                                         &::nemo_lens::__private::field_attributes(
                                             &__b.__attrs,
                                             ::nemo_lens::__private::None,
-                                            &set.__attrs_tokens,
+                                            &set.__attrs1,
                                         ),
                                     )
                             })

@@ -7,6 +7,7 @@
 use syn::Ident;
 
 use crate::kind::{FieldType, InstrumentKind, ValueType};
+use crate::model::GateKind;
 use crate::model::{AttributeDecl, Container, Field, InstrumentDecl};
 
 /// A declaration that passed every rule, ready to expand.
@@ -14,7 +15,8 @@ pub struct Checked<'a> {
     pub container: &'a Container,
     /// Distinct instruments, in order of first declaration.
     pub instruments: Vec<Instrument<'a>>,
-    /// Measured fields, in declaration order.
+    /// Measured fields, in declaration order; a field that feeds several
+    /// instruments appears once for each.
     pub measures: Vec<Measured<'a>>,
     /// `#[attribute]` fields, in declaration order.
     pub attributes: Vec<Attached<'a>>,
@@ -30,6 +32,8 @@ pub struct Instrument<'a> {
     pub buckets: Option<Vec<f64>>,
     /// Whether the declaration says the name spells its unit on purpose.
     pub unit_in_name: bool,
+    /// `opt_in` or `until_opt_in`, and the value; `None` to always record.
+    pub gate: Option<(GateKind, String)>,
     /// The field that declared it first, for messages.
     pub declared_by: &'a Ident,
 }

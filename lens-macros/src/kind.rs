@@ -112,13 +112,16 @@ impl ValueType {
     }
 }
 
-/// A Rust number type a measured field may hold.
+/// A Rust number type a measured field may hold: one number, or a `Vec` of
+/// them (several values of one histogram, recorded with one look-up).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct FieldType {
-    /// The type as written, e.g. `f32`.
+    /// The number type as written, e.g. `f32`.
     pub rust: &'static str,
     /// What the SDK records it as.
     pub value: ValueType,
+    /// `Vec<number>`: each value is recorded.
+    pub repeated: bool,
 }
 
 impl FieldType {
@@ -126,13 +129,17 @@ impl FieldType {
         "f64", "f32", "u64", "u32", "u16", "u8", "usize", "i64", "i32", "i16", "i8",
     ];
 
-    pub fn from_rust(name: &str) -> Option<FieldType> {
+    pub fn from_rust(name: &str, repeated: bool) -> Option<FieldType> {
         let rust = *Self::SUPPORTED.iter().find(|s| **s == name)?;
         let value = match rust.as_bytes()[0] {
             b'f' => ValueType::F64,
             b'u' => ValueType::U64,
             _ => ValueType::I64,
         };
-        Some(FieldType { rust, value })
+        Some(FieldType {
+            rust,
+            value,
+            repeated,
+        })
     }
 }

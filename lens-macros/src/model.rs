@@ -33,8 +33,10 @@ pub struct Field {
 
 /// What a field contributes.
 pub enum Role {
-    /// `#[gauge(..)]`, `#[histogram(..)]`, ...: the field is recorded.
-    Instrument(InstrumentDecl),
+    /// `#[gauge(..)]`, `#[histogram(..)]`, ...: the field is recorded, into
+    /// each instrument declared (usually one; more when the same value feeds
+    /// a renamed metric's old and new names, or a counter and a histogram).
+    Instruments(Vec<InstrumentDecl>),
     /// `#[attribute(..)]`: the field's value is attached to measurements.
     Attribute(AttributeDecl),
 }
@@ -55,14 +57,47 @@ pub struct InstrumentDecl {
     pub unit_in_name: Option<Ident>,
     /// The number type, `None` when the field type is not a supported number.
     pub field_type: Option<FieldType>,
+    /// `opt_in = ".."` or `until_opt_in = ".."`.
+    pub gate: Option<GateDecl>,
 }
 
-/// `#[attribute("key", default = "..", only(field, ..))]` on a field.
+/// `opt_in = "value"` (recorded when the meter opts in to `value`) or
+/// `until_opt_in = "value"` (recorded until it opts in to `value` alone).
+pub struct GateDecl {
+    pub kind: GateKind,
+    pub value: LitStr,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum GateKind {
+    OptIn,
+    UntilOptIn,
+}
+
+impl GateKind {
+    pub fn key(self) -> &'static str {
+        match self {
+            GateKind::OptIn => "opt_in",
+            GateKind::UntilOptIn => "until_opt_in",
+        }
+    }
+}
+
+/// `#[attribute("key", default = "..", only(field, "instrument", ..))]` on a field.
 pub struct AttributeDecl {
     pub key: LitStr,
     pub default: Option<LitStr>,
-    /// The measured fields it is attached to; `None` for all of them.
-    pub only: Option<Vec<Ident>>,
+    /// The measured fields and instruments it is attached to; `None` for
+    /// all of them.
+    pub only: Option<Vec<Only>>,
+}
+
+/// One entry of `only(..)`.
+pub enum Only {
+    /// A measured field: every instrument it feeds.
+    Field(Ident),
+    /// An instrument, by name: every field's measurements of it.
+    Instrument(LitStr),
 }
 
 /// `"key" = "value"` inside `attr(..)`.

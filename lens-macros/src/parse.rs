@@ -17,10 +17,21 @@ use syn::{
 use crate::ctxt::Ctxt;
 use crate::kind::{FieldType, InstrumentKind};
 use crate::messages;
-use crate::model::{AttributeDecl, Buckets, Container, Field, InstrumentDecl, Role, StaticAttr};
+use crate::model::{
+    AttributeDecl, Buckets, Container, Field, GateDecl, GateKind, InstrumentDecl, Only, Role,
+    StaticAttr,
+};
 
 const CONTAINER_KEYS: [&str; 3] = ["prefix", "crate", "setters"];
-const INSTRUMENT_KEYS: [&str; 5] = ["unit", "description", "buckets", "attr", "unit_in_name"];
+const INSTRUMENT_KEYS: [&str; 7] = [
+    "unit",
+    "description",
+    "buckets",
+    "attr",
+    "unit_in_name",
+    "opt_in",
+    "until_opt_in",
+];
 const ATTRIBUTE_KEYS: [&str; 2] = ["default", "only"];
 
 /// Builds the model, or `None` when the input is not a struct with named
@@ -162,24 +173,22 @@ fn field(cx: &mut Ctxt, field: &syn::Field) -> Option<Field> {
         let Some(name) = attr.path().get_ident().map(ToString::to_string) else {
             continue;
         };
-        let parsed = if let Some(kind) = InstrumentKind::from_attr_name(&name) {
-            instrument(cx, attr, kind).map(Role::Instrument)
+        if let Some(kind) = InstrumentKind::from_attr_name(&name) {
+            let parsed = instrument(cx, attr, kind);
+            match (&mut role, parsed) {
+                // A field may feed several instruments; not an attribute too.
+                (Some(Role::Instruments(decls)), Some(decl)) => decls.push(decl),
+                (Some(Role::Attribute(_)), _) => already_declared(cx, attr, &ident, "attribute"),
+                (None, Some(decl)) => role = Some(Role::Instruments(vec![decl])),
+                (_, None) => broken = true,
+            }
         } else if name == "attribute" {
-            attribute(cx, attr).map(Role::Attribute)
-        } else {
-            continue;
-        };
-        match (&role, parsed) {
-            (Some(existing), _) => cx.error(
-                attr,
-                format!(
-                    "field `{ident}` is already declared with #[{}]: a field feeds exactly one \
-                     instrument or attribute; split it into two fields",
-                    role_name(existing),
-                ),
-            ),
-            (None, Some(parsed)) => role = Some(parsed),
-            (None, None) => broken = true,
+            let parsed = attribute(cx, attr);
+            match (&role, parsed) {
+                (Some(existing), _) => already_declared(cx, attr, &ident, role_name(existing)),
+                (None, Some(decl)) => role = Some(Role::Attribute(decl)),
+                (None, None) => broken = true,
+            }
         }
     }
 
@@ -208,8 +217,10 @@ fn field(cx: &mut Ctxt, field: &syn::Field) -> Option<Field> {
         return None;
     };
     let inner_ty = inner_ty?.clone();
-    if let Role::Instrument(decl) = &mut role {
-        decl.field_type = field_type(&inner_ty);
+    if let Role::Instruments(decls) = &mut role {
+        for decl in decls {
+            decl.field_type = field_type(&inner_ty);
+        }
     }
     Some(Field {
         ident,
@@ -220,9 +231,19 @@ fn field(cx: &mut Ctxt, field: &syn::Field) -> Option<Field> {
     })
 }
 
+fn already_declared(cx: &mut Ctxt, attr: &syn::Attribute, ident: &Ident, existing: &str) {
+    cx.error(
+        attr,
+        format!(
+            "field `{ident}` is already declared with #[{existing}]: a field is either measured \
+             or attached as an attribute, not both; split it into two fields",
+        ),
+    );
+}
+
 fn role_name(role: &Role) -> &'static str {
     match role {
-        Role::Instrument(decl) => decl.kind.attr_name(),
+        Role::Instruments(decls) => decls.first().map_or("gauge", |d| d.kind.attr_name()),
         Role::Attribute(_) => "attribute",
     }
 }
@@ -242,6 +263,7 @@ fn instrument(
         attrs: Vec::new(),
         field_type: None,
         unit_in_name: None,
+        gate: None,
     };
     let list = match &attr.meta {
         Meta::Path(_) => return Some(decl),
@@ -312,6 +334,29 @@ fn instrument_args(
             let value: Expr = input.parse()?;
             let node = quote!(#key #eq #value);
             let name = key.to_string();
+            let gate = match name.as_str() {
+                "opt_in" => Some(GateKind::OptIn),
+                "until_opt_in" => Some(GateKind::UntilOptIn),
+                _ => None,
+            };
+            if let Some(kind) = gate {
+                match &decl.gate {
+                    Some(first) => cx.error(
+                        &node,
+                        format!(
+                            "this instrument is already gated with `{}`: an instrument follows \
+                             one opt-in rule, so keep one of `opt_in` and `until_opt_in`",
+                            first.kind.key()
+                        ),
+                    ),
+                    None => {
+                        decl.gate =
+                            string_literal(cx, &value, &name).map(|value| GateDecl { kind, value })
+                    }
+                }
+                continue_after_comma(input)?;
+                continue;
+            }
             let slot = match name.as_str() {
                 "unit" => Some(&mut decl.unit),
                 "description" => Some(&mut decl.description),
@@ -382,19 +427,20 @@ fn attribute(cx: &mut Ctxt, attr: &syn::Attribute) -> Option<AttributeDecl> {
             let name: Ident = input.parse()?;
             if name == "only" {
                 let group: proc_macro2::Group = input.parse()?;
-                let fields = Parser::parse2(
-                    syn::punctuated::Punctuated::<Ident, Token![,]>::parse_terminated,
+                let targets = Parser::parse2(
+                    syn::punctuated::Punctuated::<Only, Token![,]>::parse_terminated,
                     group.stream(),
                 )?;
                 let node = quote!(#name #group);
-                if fields.is_empty() {
+                if targets.is_empty() {
                     cx.error(
                         &node,
-                        "only(..) lists the measurement fields the attribute is attached to, \
-                         and lists none; name at least one, or remove only(..) to attach it to all",
+                        "only(..) lists the measurement fields (or \"instrument\" names) the \
+                         attribute is attached to, and lists none; name at least one, or remove \
+                         only(..) to attach it to all",
                     );
                 } else if keys.first(cx, "only", &node) {
-                    decl.only = Some(fields.into_iter().collect());
+                    decl.only = Some(targets.into_iter().collect());
                 }
                 continue;
             }
@@ -477,7 +523,18 @@ fn number_literal(expr: &Expr) -> Option<f64> {
 
 /// `T` of `Option<T>`, also when written `std::option::Option<T>` or
 /// `::core::option::Option<T>`.
+/// `T` of `Option<T>`, spelled `Option`, `std::option::Option` or
+/// `core::option::Option`.
 fn option_inner(ty: &Type) -> Option<&Type> {
+    generic_inner(
+        ty,
+        "Option",
+        &[&[], &["std", "option"], &["core", "option"]],
+    )
+}
+
+/// `T` of `name<T>` when the path is `name` or one of `modules::name`.
+fn generic_inner<'a>(ty: &'a Type, name: &str, modules: &[&[&str]]) -> Option<&'a Type> {
     let Type::Path(path) = ty else { return None };
     if path.qself.is_some() {
         return None;
@@ -485,12 +542,10 @@ fn option_inner(ty: &Type) -> Option<&Type> {
     let segments: Vec<_> = path.path.segments.iter().collect();
     let (last, module) = segments.split_last()?;
     let module: Vec<String> = module.iter().map(|s| s.ident.to_string()).collect();
-    let module: Vec<&str> = module.iter().map(String::as_str).collect();
-    let known_path = matches!(
-        module.as_slice(),
-        [] | ["std", "option"] | ["core", "option"]
-    );
-    if last.ident != "Option" || !known_path {
+    let known_path = modules
+        .iter()
+        .any(|known| known.len() == module.len() && known.iter().zip(&module).all(|(k, m)| k == m));
+    if last.ident != name || !known_path {
         return None;
     }
     let PathArguments::AngleBracketed(args) = &last.arguments else {
@@ -502,10 +557,18 @@ fn option_inner(ty: &Type) -> Option<&Type> {
     }
 }
 
+/// A number type, or `Vec` of one.
 fn field_type(ty: &Type) -> Option<FieldType> {
-    let Type::Path(path) = ty else { return None };
+    let vec_of = generic_inner(ty, "Vec", &[&[], &["std", "vec"], &["alloc", "vec"]]);
+    let (number, repeated) = match vec_of {
+        Some(inner) => (inner, true),
+        None => (ty, false),
+    };
+    let Type::Path(path) = number else {
+        return None;
+    };
     let ident = path.path.segments.last()?.ident.to_string();
-    FieldType::from_rust(&ident)
+    FieldType::from_rust(&ident, repeated)
 }
 
 fn doc_comment(attrs: &[syn::Attribute]) -> Option<String> {
@@ -525,4 +588,19 @@ fn doc_comment(attrs: &[syn::Attribute]) -> Option<String> {
         .filter(|l| !l.is_empty())
         .collect();
     (!lines.is_empty()).then(|| lines.join(" "))
+}
+
+impl syn::parse::Parse for Only {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        if input.peek(LitStr) {
+            return input.parse().map(Only::Instrument);
+        }
+        input.parse().map(Only::Field).map_err(|e| {
+            syn::Error::new(
+                e.span(),
+                "only(..) takes measurement field names and \"instrument.name\" literals, \
+                 e.g. only(duration_s, \"app.tokens\")",
+            )
+        })
+    }
 }

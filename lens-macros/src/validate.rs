@@ -10,7 +10,7 @@ use crate::checked::{Attached, Checked, Instrument, Measured};
 use crate::ctxt::Ctxt;
 use crate::kind::{FieldType, InstrumentKind, ValueType};
 use crate::messages;
-use crate::model::{Container, Field, InstrumentDecl, Role};
+use crate::model::{Container, Field, GateDecl, GateKind, InstrumentDecl, Only, Role};
 
 const NAME_MAX: usize = 255;
 const UNIT_MAX: usize = 63;
@@ -28,24 +28,27 @@ pub fn check<'a>(cx: &mut Ctxt, container: &'a Container) -> Checked<'a> {
     let measured_fields: Vec<String> = container
         .fields
         .iter()
-        .filter(|f| matches!(f.role, Role::Instrument(_)))
+        .filter(|f| matches!(f.role, Role::Instruments(_)))
         .map(|f| f.ident.to_string())
         .collect();
     let mut struct_keys: Vec<String> = Vec::new();
     for field in &container.fields {
         if let Role::Attribute(decl) = &field.role {
             attribute_key(cx, &decl.key, &mut struct_keys, &[]);
-            check_only(cx, decl.only.as_deref(), &measured_fields);
+            check_only_fields(cx, decl.only.as_deref(), &measured_fields);
             checked.attributes.push(Attached { field, decl });
         }
     }
     for field in &container.fields {
-        if let Role::Instrument(decl) = &field.role {
-            if let Some(measured) = measured(cx, &mut checked, field, decl, &struct_keys) {
-                checked.measures.push(measured);
+        if let Role::Instruments(decls) = &field.role {
+            for decl in decls {
+                if let Some(measured) = measured(cx, &mut checked, field, decl, &struct_keys) {
+                    checked.measures.push(measured);
+                }
             }
         }
     }
+    check_only_instruments(cx, &checked);
     checked
 }
 
@@ -72,12 +75,16 @@ fn attribute_key(cx: &mut Ctxt, key: &LitStr, seen: &mut Vec<String>, struct_key
     seen.push(value);
 }
 
-/// `only(..)` names measured fields of the struct, each once.
-fn check_only(cx: &mut Ctxt, only: Option<&[syn::Ident]>, measured_fields: &[String]) {
+/// The fields `only(..)` names are measured fields of the struct, each
+/// named once.
+fn check_only_fields(cx: &mut Ctxt, only: Option<&[Only]>, measured_fields: &[String]) {
     let Some(only) = only else { return };
     let candidates: Vec<&str> = measured_fields.iter().map(String::as_str).collect();
     let mut seen: Vec<String> = Vec::new();
-    for ident in only {
+    for ident in only.iter().filter_map(|o| match o {
+        Only::Field(ident) => Some(ident),
+        Only::Instrument(_) => None,
+    }) {
         let name = ident.to_string();
         if seen.contains(&name) {
             cx.error(ident, format!("field `{name}` is listed twice in only(..)"));
@@ -88,6 +95,81 @@ fn check_only(cx: &mut Ctxt, only: Option<&[syn::Ident]>, measured_fields: &[Str
             );
         }
         seen.push(name);
+    }
+}
+
+/// The instruments `only(..)` names are declared by the struct, each named
+/// once; checked once every instrument is known.
+fn check_only_instruments(cx: &mut Ctxt, checked: &Checked) {
+    let declared: Vec<&str> = checked
+        .instruments
+        .iter()
+        .map(|i| i.name.as_str())
+        .collect();
+    for attached in &checked.attributes {
+        let Some(only) = &attached.decl.only else {
+            continue;
+        };
+        let mut seen: Vec<String> = Vec::new();
+        for literal in only.iter().filter_map(|o| match o {
+            Only::Instrument(literal) => Some(literal),
+            Only::Field(_) => None,
+        }) {
+            let name = literal.value();
+            if seen.iter().any(|s| s.eq_ignore_ascii_case(&name)) {
+                cx.error(
+                    literal,
+                    format!("instrument `{name}` is listed twice in only(..)"),
+                );
+            } else if !declared.iter().any(|d| d.eq_ignore_ascii_case(&name)) {
+                cx.error(
+                    literal,
+                    messages::unknown("instrument in only(..)", &name, &declared),
+                );
+            }
+            seen.push(name);
+        }
+    }
+}
+
+/// Whether `only` (of an attribute) attaches it to `field`'s measurements
+/// of `instrument`.
+fn attaches(only: Option<&[Only]>, field: &Field, instrument: &str) -> bool {
+    only.is_none_or(|only| {
+        only.iter().any(|target| match target {
+            Only::Field(ident) => *ident == field.ident,
+            Only::Instrument(name) => name.value().eq_ignore_ascii_case(instrument),
+        })
+    })
+}
+
+/// An opt-in value as `OTEL_SEMCONV_STABILITY_OPT_IN` lists it: one entry,
+/// without the `/dup` that only the variable's reader chooses.
+fn check_gate(cx: &mut Ctxt, gate: &GateDecl) {
+    let value = gate.value.value();
+    let problem = if value.is_empty() {
+        Some("is empty")
+    } else if value.ends_with("/dup") {
+        Some("ends in `/dup`, which the setting chooses (record both), not the declaration")
+    } else if value.contains(',') {
+        Some("contains a comma, which separates entries of OTEL_SEMCONV_STABILITY_OPT_IN")
+    } else if !value
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+    {
+        Some("has characters other than ASCII letters, digits, `_`, `-` and `.`")
+    } else {
+        None
+    };
+    if let Some(problem) = problem {
+        cx.error(
+            &gate.value,
+            format!(
+                "opt-in value `{value}` {problem}; write one value of \
+                 OTEL_SEMCONV_STABILITY_OPT_IN, e.g. {} = \"gen_ai_latest_experimental\"",
+                gate.kind.key()
+            ),
+        );
     }
 }
 
@@ -104,6 +186,9 @@ fn measured<'a>(
         check_unit(cx, &unit.value(), decl.kind, unit);
     }
     check_buckets(cx, decl);
+    if let Some(gate) = &decl.gate {
+        check_gate(cx, gate);
+    }
     let mut seen = Vec::new();
     for attr in &decl.attrs {
         attribute_key(cx, &attr.key, &mut seen, struct_keys);
@@ -127,19 +212,18 @@ fn measured<'a>(
                 description: description?,
                 buckets: buckets(decl),
                 unit_in_name: decl.unit_in_name.is_some(),
+                gate: gate(decl),
                 declared_by: &field.ident,
             });
             checked.instruments.len() - 1
         }
     };
+    let instrument = &checked.instruments[index].name;
     let attributes = checked
         .attributes
         .iter()
         .enumerate()
-        .filter(|(_, a)| match &a.decl.only {
-            Some(only) => only.contains(&field.ident),
-            None => true,
-        })
+        .filter(|(_, a)| attaches(a.decl.only.as_deref(), field, instrument))
         .map(|(i, _)| i)
         .collect();
     Some(Measured {
@@ -385,6 +469,10 @@ fn check_buckets(cx: &mut Ctxt, decl: &InstrumentDecl) {
     }
 }
 
+fn gate(decl: &InstrumentDecl) -> Option<(GateKind, String)> {
+    decl.gate.as_ref().map(|g| (g.kind, g.value.value()))
+}
+
 fn buckets(decl: &InstrumentDecl) -> Option<Vec<f64>> {
     decl.buckets
         .as_ref()
@@ -415,8 +503,9 @@ fn field_type(cx: &mut Ctxt, field: &Field, decl: &InstrumentDecl) -> Option<Fie
         cx.error(
             ty,
             format!(
-                "unsupported value type `{}` for field `{}`: instruments record numbers, one of {}; \
-                 to attach text to every measurement, mark the field #[attribute(\"key\")] instead",
+                "unsupported value type `{}` for field `{}`: instruments record numbers, one of {} \
+                 (a histogram also takes a `Vec` of them); to attach text to every measurement, \
+                 mark the field #[attribute(\"key\")] instead",
                 messages::display_type(ty),
                 field.ident,
                 FieldType::SUPPORTED.join(", ")
@@ -424,6 +513,20 @@ fn field_type(cx: &mut Ctxt, field: &Field, decl: &InstrumentDecl) -> Option<Fie
         );
         return None;
     };
+    if field_type.repeated && decl.kind != InstrumentKind::Histogram {
+        cx.error(
+            ty,
+            format!(
+                "a {} records one value per record, and `{}` holds several; only a histogram \
+                 takes a `Vec` (each value is recorded), so make the field `Option<{}>` or the \
+                 instrument #[histogram(..)]",
+                decl.kind.attr_name(),
+                messages::display_type(ty),
+                field_type.rust
+            ),
+        );
+        return None;
+    }
     let problem = match (decl.kind, field_type.value) {
         (InstrumentKind::Counter, ValueType::I64) => Some(format!(
             "a counter only goes up, but `{}` is signed: use u64 (or f64 for fractional amounts), \
@@ -486,6 +589,11 @@ fn share(
         ))
     } else if buckets(decl).is_some_and(|b| Some(b) != first.buckets) {
         Some("buckets".to_owned())
+    } else if let Some((kind, value)) = gate(decl).filter(|g| Some(g) != first.gate.as_ref()) {
+        Some(format!(
+            "semantic-convention gate (`{} = \"{value}\"`)",
+            kind.key()
+        ))
     } else {
         None
     };
@@ -523,6 +631,21 @@ fn share(
         other.sort();
         m.instrument == index && other == attrs
     });
+    let again = checked
+        .measures
+        .iter()
+        .any(|m| m.instrument == index && m.field.ident == field.ident);
+    if again {
+        cx.error(
+            name_node,
+            format!(
+                "field `{}` declares instrument `{name}` twice; a field records once into each \
+                 instrument it names, so remove one",
+                field.ident
+            ),
+        );
+        return None;
+    }
     if let Some(twin) = twin {
         cx.error(
             name_node,

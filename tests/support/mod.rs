@@ -41,20 +41,7 @@ impl Harness {
     pub fn points(&self) -> Vec<Point> {
         self.exporter.reset();
         self.provider.force_flush().expect("flush");
-        let batches = self
-            .exporter
-            .get_finished_metrics()
-            .expect("finished metrics");
-        let Some(latest) = batches.last() else {
-            return Vec::new();
-        };
-        let mut points = Vec::new();
-        for scope in latest.scope_metrics() {
-            for metric in scope.metrics() {
-                flatten(scope.scope().name(), metric, &mut points);
-            }
-        }
-        points
+        latest_points(&self.exporter)
     }
 
     /// The points of instrument `name`.
@@ -70,6 +57,21 @@ impl Default for Harness {
     fn default() -> Self {
         Self::new()
     }
+}
+
+/// Every point of the latest export `exporter` received.
+pub fn latest_points(exporter: &InMemoryMetricExporter) -> Vec<Point> {
+    let batches = exporter.get_finished_metrics().expect("finished metrics");
+    let Some(latest) = batches.last() else {
+        return Vec::new();
+    };
+    let mut points = Vec::new();
+    for scope in latest.scope_metrics() {
+        for metric in scope.metrics() {
+            flatten(scope.scope().name(), metric, &mut points);
+        }
+    }
+    points
 }
 
 /// One exported data point with its instrument's identity.

@@ -10,6 +10,7 @@ use super::env::{parse_bool, parse_key_values, parse_number, parse_rate, ConfigE
 use super::resource_labels::PrometheusResourceLabels;
 use super::strategy::ExportStrategy;
 pub use crate::export::OtlpProtocol;
+use crate::{SemconvOptIn, SEMCONV_STABILITY_OPT_IN};
 
 /// Where metrics go (`NEMO_LENS_EXPORTER`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -147,6 +148,11 @@ pub struct NemoLensConfig {
     /// keys (default `service.name,service.instance.id,nemo.run.id,dl.rank`):
     /// the resource attributes the Prometheus endpoint puts on every series.
     pub prometheus_resource_labels: PrometheusResourceLabels,
+    /// `OTEL_SEMCONV_STABILITY_OPT_IN` (default none): which
+    /// semantic-convention names the meter's sets record, e.g.
+    /// `gen_ai_latest_experimental` for the GenAI draft's token metrics.
+    /// Values other libraries read are kept and change nothing here.
+    pub semconv_opt_in: SemconvOptIn,
 }
 
 impl Default for NemoLensConfig {
@@ -178,6 +184,7 @@ impl Default for NemoLensConfig {
             deployment_environment: None,
             prometheus_addr: SocketAddr::from(([127, 0, 0, 1], 9464)),
             prometheus_resource_labels: PrometheusResourceLabels::default(),
+            semconv_opt_in: SemconvOptIn::none(),
         }
     }
 }
@@ -286,6 +293,9 @@ impl NemoLensConfig {
         if let Some((var, v)) = reader.prefixed("PROMETHEUS_RESOURCE_LABELS") {
             config.prometheus_resource_labels = PrometheusResourceLabels::parse(&var, &v)?;
         }
+        if let Some((_, v)) = reader.plain(&[SEMCONV_STABILITY_OPT_IN]) {
+            config.semconv_opt_in = SemconvOptIn::parse(&v);
+        }
         Ok(config)
     }
 
@@ -384,6 +394,10 @@ mod tests {
             ("ENVIRONMENT", "staging"),
             ("OTEL_EXPORTER_PROMETHEUS_PORT", "9999"),
             ("NEMO_LENS_PROMETHEUS_RESOURCE_LABELS", "service.name,team"),
+            (
+                "OTEL_SEMCONV_STABILITY_OPT_IN",
+                "http,gen_ai_latest_experimental",
+            ),
         ])
         .unwrap();
         assert!(c.metrics_active());
@@ -408,6 +422,8 @@ mod tests {
             c.prometheus_resource_labels,
             PrometheusResourceLabels::keys(["service.name", "team"])
         );
+        assert!(c.semconv_opt_in.records_new("gen_ai_latest_experimental"));
+        assert!(!c.semconv_opt_in.records_old("gen_ai_latest_experimental"));
     }
 
     #[test]

@@ -13,6 +13,7 @@ use super::env::EnvLookup;
 use super::error::SetupError;
 use super::handle::TelemetryHandle;
 use super::resource_labels::PrometheusResourceLabels;
+use crate::SemconvOptIn;
 
 /// Adds a caller-supplied reader; gets the configured export interval.
 pub(super) type Install =
@@ -40,6 +41,7 @@ pub struct SetupOptions {
     pub(super) set_global: bool,
     pub(super) buckets: Vec<BucketOverride>,
     pub(super) prometheus_resource_labels: Option<PrometheusResourceLabels>,
+    pub(super) semconv_opt_in: Option<SemconvOptIn>,
 }
 
 impl Default for SetupOptions {
@@ -56,6 +58,7 @@ impl std::fmt::Debug for SetupOptions {
             .field("custom_reader", &self.install.is_some())
             .field("allow_reinit", &self.allow_reinit)
             .field("shutdown_timeout", &self.shutdown_timeout)
+            .field("semconv_opt_in", &self.semconv_opt_in)
             .finish_non_exhaustive()
     }
 }
@@ -76,6 +79,7 @@ impl SetupOptions {
             set_global: true,
             buckets: Vec::new(),
             prometheus_resource_labels: None,
+            semconv_opt_in: None,
         }
     }
 
@@ -190,6 +194,22 @@ impl SetupOptions {
     /// ([`NemoLensConfig::prometheus_resource_labels`]).
     pub fn prometheus_resource_labels(mut self, labels: PrometheusResourceLabels) -> Self {
         self.prometheus_resource_labels = Some(labels);
+        self
+    }
+
+    /// The semantic-convention names the returned meter records, instead of
+    /// `OTEL_SEMCONV_STABILITY_OPT_IN` ([`NemoLensConfig::semconv_opt_in`]):
+    /// for example the GenAI draft's token metrics without touching the
+    /// environment.
+    ///
+    /// ```
+    /// use nemo_lens::{SemconvOptIn, SetupOptions};
+    ///
+    /// let options = SetupOptions::new()
+    ///     .semconv_opt_in(SemconvOptIn::parse("gen_ai_latest_experimental/dup"));
+    /// ```
+    pub fn semconv_opt_in(mut self, opt_in: SemconvOptIn) -> Self {
+        self.semconv_opt_in = Some(opt_in);
         self
     }
 

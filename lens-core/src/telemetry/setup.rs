@@ -100,8 +100,12 @@ pub(super) fn setup(
         }
     };
     let provider = pipeline.builder.build();
+    let semconv = options
+        .semconv_opt_in
+        .unwrap_or_else(|| config.semconv_opt_in.clone());
     if options.set_global {
         opentelemetry::global::set_meter_provider(provider.clone());
+        crate::global::set_semconv_opt_in(semconv.clone());
     }
     let otel = provider.meter_with_scope(
         InstrumentationScope::builder("nemo.lens")
@@ -118,7 +122,7 @@ pub(super) fn setup(
     });
     *current = Some(Arc::downgrade(&active));
     Ok(TelemetryHandle {
-        meter: Meter::new(otel),
+        meter: Meter::new(otel).with_semconv_opt_in(semconv),
         is_exporting: true,
         active: Some(active),
     })

@@ -4,8 +4,9 @@ use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
 
 use crate::checked::{Checked, Measured};
+use crate::model::GateKind;
 
-/// One `Descriptor` literal for a measured field.
+/// One `Descriptor` literal for a measure (a field and an instrument it feeds).
 pub(super) fn descriptor(checked: &Checked, m: &Measured, p: &TokenStream) -> TokenStream {
     let instrument = checked.instrument_of(m);
     let field = m.field.ident.to_string();
@@ -23,6 +24,11 @@ pub(super) fn descriptor(checked: &Checked, m: &Measured, p: &TokenStream) -> To
     };
     let keys = checked.attribute_keys(m);
     let statics = m.static_attrs().map(|(k, v)| quote!((#k, #v)));
+    let semconv = match &instrument.gate {
+        None => quote!(#p::SemconvGate::Always),
+        Some((GateKind::OptIn, value)) => quote!(#p::SemconvGate::OptIn(#value)),
+        Some((GateKind::UntilOptIn, value)) => quote!(#p::SemconvGate::UntilOptIn(#value)),
+    };
     quote! {
         #p::Descriptor {
             field: #field,
@@ -34,6 +40,7 @@ pub(super) fn descriptor(checked: &Checked, m: &Measured, p: &TokenStream) -> To
             buckets: #buckets,
             attribute_keys: &[#(#keys),*],
             static_attributes: &[#(#statics),*],
+            semconv: #semconv,
         }
     }
 }

@@ -19,35 +19,41 @@
 //!
 //! ```text
 //! struct StepSet {                         // the instruments, built once per meter
-//!     __i0: p::Gauge<f64>,                 // one per distinct instrument, in order
-//!     __i1: p::Counter<u64>,
-//!     __attrs_tokens: [p::KeyValue; 1],    // a field's attr(..) pairs
+//!     __i0: p::Gauge<f64>,                 // one per distinct instrument, in order;
+//!     __i1: p::Counter<u64>,               // p::Option<..> when gated on an opt-in
+//!     __attrs1: [p::KeyValue; 1],          // measure 1's attr(..) pairs
 //!     __bound: __StepBound,                // or p::BoundMap<__StepBound> when the
 //!                                          // struct has #[attribute] fields
 //!     __warnings: p::DropWarnings,         // counts and rate-limits dropped values
 //! }
 //! struct __StepBound {                     // bound handles of one attribute combination
 //!     __attrs: p::Box<[p::KeyValue]>,      // the #[attribute] values of the combination
-//!     loss: p::OnceLock<p::BoundGauge<f64>>,
-//!     tokens: p::OnceLock<p::BoundCounter<u64>>,
+//!     __m0: p::OnceLock<p::BoundGauge<f64>>,   // one per measure: a field and
+//!     __m1: p::OnceLock<p::BoundCounter<u64>>, // an instrument it feeds
 //! }
 //! impl p::Instruments for Step {
 //!     type Set = StepSet;
-//!     const DESCRIPTORS: &[p::Descriptor] = &[/* one per field */];
-//!     fn build_set(meter) -> StepSet { /* meter.f64_gauge("app.loss")..build() */ }
+//!     const DESCRIPTORS: &[p::Descriptor] = &[/* one per measure */];
+//!     fn build_set(meter: &p::Meter) -> StepSet { /* meter.otel().f64_gauge("app.loss")..build() */ }
 //!     fn slot() -> &'static p::SetSlot { /* a static per type: the cache key */ }
 //!     fn record_with(&self, set: &StepSet) {
 //!         if let Some(raw) = self.loss {
 //!             match p::checked(raw, false) {          // finite? non-negative counter?
-//!                 Ok(v) => set.__bound.loss.get_or_init(|| set.__i0.bind(..)).record(v),
+//!                 Ok(v) => set.__bound.__m0.get_or_init(|| set.__i0.bind(..)).record(v),
 //!                 Err(why) => set.__warnings.dropped_value("loss", "app.loss", &raw, why),
 //!             }
 //!         }
-//!         /* the same for tokens, binding with __attrs_tokens */
+//!         /* the same for tokens, binding with __attrs1 */
 //!     }
 //! }
 //! impl Step { fn loss(self, f64) -> Self; fn tokens(self, u64) -> Self }
 //! ```
+//!
+//! A *measure* is one field recording into one instrument: a field with
+//! several instrument attributes is several measures. An instrument gated on
+//! a semantic-convention opt-in (`opt_in`, `until_opt_in`) is built only
+//! when the meter's opt-in opens it; its measures record inside
+//! `if let Some(handle) = &set.__iN`.
 //!
 //! With `#[attribute]` fields, `record_with` borrows each attribute value as a
 //! `p::KeyPart` (through `p::AttributeValue::key_part`), looks the
@@ -106,7 +112,7 @@ fn dummy(input: &DeriveInput, krate: Option<Path>) -> TokenStream {
             impl #krate::__private::Instruments for #ident {
                 type Set = ();
                 const DESCRIPTORS: &'static [#krate::__private::Descriptor] = &[];
-                fn build_set(_: &#krate::__private::otel::metrics::Meter) {}
+                fn build_set(_: &#krate::__private::Meter) {}
                 fn slot() -> &'static #krate::__private::SetSlot {
                     static SLOT: #krate::__private::SetSlot = #krate::__private::SetSlot::new();
                     &SLOT
@@ -158,7 +164,7 @@ fn expand(checked: &Checked) -> TokenStream {
 
                 const DESCRIPTORS: &'static [#p::Descriptor] = &[#(#descriptors),*];
 
-                fn build_set(meter: &#p::otel::metrics::Meter) -> #set {
+                fn build_set(meter: &#p::Meter) -> #set {
                     #build
                 }
 
@@ -184,9 +190,15 @@ fn instrument_ident(index: usize) -> Ident {
     format_ident!("__i{}", index)
 }
 
-/// `__attrs_{field}`: the set's field holding a field's `attr(..)` pairs.
-fn static_attrs_ident(field: &Ident) -> Ident {
-    format_ident!("__attrs_{}", field)
+/// `__attrs{n}`: the set's field holding measure `n`'s `attr(..)` pairs.
+fn static_attrs_ident(measure: usize) -> Ident {
+    format_ident!("__attrs{}", measure)
+}
+
+/// `__m{n}`: the bound handle of measure `n` (a field and one instrument it
+/// feeds) in a bundle.
+fn bound_ident(measure: usize) -> Ident {
+    format_ident!("__m{}", measure)
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 
-use super::{instrument_ident, static_attrs_ident, Names};
+use super::{bound_ident, instrument_ident, static_attrs_ident, Names};
 use crate::checked::{Checked, Measured};
 
 pub(super) fn record_with(checked: &Checked, names: &Names) -> TokenStream {
@@ -19,17 +19,22 @@ pub(super) fn record_with(checked: &Checked, names: &Names) -> TokenStream {
         return quote!(let _ = set;);
     }
     if checked.attributes.is_empty() {
-        let fields = checked.measures.iter().map(|m| bound_field(checked, m, p));
+        let fields = (0..checked.measures.len()).map(|n| bound_field(checked, n, p));
         return quote! {
             let __b = &set.__bound;
             #(#fields)*
         };
     }
 
-    let any_value = checked.measures.iter().map(|m| {
-        let field = &m.field.ident;
-        quote!(self.#field.is_some())
-    });
+    let mut measured_fields: Vec<&syn::Ident> = Vec::new();
+    for m in &checked.measures {
+        if !measured_fields.contains(&&m.field.ident) {
+            measured_fields.push(&m.field.ident);
+        }
+    }
+    let any_value = measured_fields
+        .iter()
+        .map(|field| quote!(self.#field.is_some()));
     let keys = checked.attributes.iter().map(|a| a.key());
     let parts = checked.attributes.iter().map(|a| {
         let ident = &a.field.ident;
@@ -42,7 +47,7 @@ pub(super) fn record_with(checked: &Checked, names: &Names) -> TokenStream {
         quote!(self.#ident.as_ref().and_then(#key_part)#default)
     });
     let bound = &names.bound;
-    let fields = checked.measures.iter().map(|m| bound_field(checked, m, p));
+    let fields = (0..checked.measures.len()).map(|n| bound_field(checked, n, p));
     let unbound = unbound(checked, p);
     quote! {
         if !(#(#any_value)||*) {
@@ -61,33 +66,43 @@ pub(super) fn record_with(checked: &Checked, names: &Names) -> TokenStream {
     }
 }
 
-/// Checks one field and records it through `__b`, binding on first use.
-fn bound_field(checked: &Checked, m: &Measured, p: &TokenStream) -> TokenStream {
+/// Checks measure `n`'s field and records it through `__b`, binding on
+/// first use.
+fn bound_field(checked: &Checked, n: usize, p: &TokenStream) -> TokenStream {
+    let m = &checked.measures[n];
     let instrument = checked.instrument_of(m);
-    let field = &m.field.ident;
-    let handle = instrument_ident(m.instrument);
-    let attributes = field_attributes(checked, m, p, quote!(&__b.__attrs));
+    let field = bound_ident(n);
+    let attributes = field_attributes(checked, n, p, quote!(&__b.__attrs));
     let method = instrument.kind.record_method();
+    let handle = handle(checked, m);
     let call = quote! {
         __b.#field
-            .get_or_init(|| set.#handle.bind(&#attributes))
+            .get_or_init(|| #handle.bind(&#attributes))
             .#method(__v)
     };
     checked_record(checked, m, p, call)
 }
 
-/// The attributes `m` records with, from the struct's attribute list `all`:
-/// those its `only(..)` scoping keeps, then its static pairs.
-fn field_attributes(
-    checked: &Checked,
-    m: &Measured,
-    p: &TokenStream,
-    all: TokenStream,
-) -> TokenStream {
+/// The instrument `m` records into, as `record_with` names it: `set.__iN`,
+/// or `__h` inside the `if let` that a gated instrument needs.
+fn handle(checked: &Checked, m: &Measured) -> TokenStream {
+    match checked.instrument_of(m).gate {
+        Some(_) => quote!(__h),
+        None => {
+            let field = instrument_ident(m.instrument);
+            quote!(set.#field)
+        }
+    }
+}
+
+/// The attributes measure `n` records with, from the struct's attribute
+/// list `all`: those its `only(..)` scoping keeps, then its static pairs.
+fn field_attributes(checked: &Checked, n: usize, p: &TokenStream, all: TokenStream) -> TokenStream {
+    let m = &checked.measures[n];
     let statics = if m.decl.attrs.is_empty() {
         quote!(&[])
     } else {
-        let statics = static_attrs_ident(&m.field.ident);
+        let statics = static_attrs_ident(n);
         quote!(&set.#statics)
     };
     let only = if m.is_scoped(checked) {
@@ -123,21 +138,21 @@ fn unbound(checked: &Checked, p: &TokenStream) -> TokenStream {
             } #fallback
         }
     });
-    let fields = checked.measures.iter().map(|m| {
+    let fields = checked.measures.iter().enumerate().map(|(n, m)| {
         let instrument = checked.instrument_of(m);
-        let handle = instrument_ident(m.instrument);
         let method = instrument.kind.record_method();
+        let handle = handle(checked, m);
         let call = if m.is_scoped(checked) {
             // Rare (past the bound limit) and scoped: a list of its own.
-            let attributes = field_attributes(checked, m, p, quote!(&__attrs));
-            quote!(set.#handle.#method(__v, &#attributes))
+            let attributes = field_attributes(checked, n, p, quote!(&__attrs));
+            quote!(#handle.#method(__v, &#attributes))
         } else if m.decl.attrs.is_empty() {
-            quote!(set.#handle.#method(__v, &__attrs))
+            quote!(#handle.#method(__v, &__attrs))
         } else {
-            let statics = static_attrs_ident(&m.field.ident);
+            let statics = static_attrs_ident(n);
             quote! {{
                 __attrs.extend_from_slice(&set.#statics);
-                set.#handle.#method(__v, &__attrs);
+                #handle.#method(__v, &__attrs);
                 __attrs.truncate(__base);
             }}
         };
@@ -152,7 +167,8 @@ fn unbound(checked: &Checked, p: &TokenStream) -> TokenStream {
 }
 
 /// `if let Some(raw) = self.field`, checked, then `call` with `__v`, or the
-/// drop counted and warned about.
+/// drop counted and warned about. A gated instrument that the meter's
+/// opt-in left unbuilt records nothing.
 fn checked_record(
     checked: &Checked,
     m: &Measured,
@@ -164,12 +180,36 @@ fn checked_record(
     let field_name = field.to_string();
     let name = &instrument.name;
     let monotonic = instrument.kind.is_monotonic();
-    quote! {
-        if let #p::Some(__raw) = self.#field {
-            match #p::checked(__raw, #monotonic) {
-                #p::Ok(__v) => #call,
-                #p::Err(__why) => set.__warnings.dropped_value(#field_name, #name, &__raw, __why),
+    let handle = instrument_ident(m.instrument);
+    let one = quote! {
+        match #p::checked(__raw, #monotonic) {
+            #p::Ok(__v) => #call,
+            #p::Err(__why) => set.__warnings.dropped_value(#field_name, #name, &__raw, __why),
+        }
+    };
+    let record = if m.field_type.repeated {
+        // Several values of one histogram: each checked and recorded, the
+        // bound handle looked up once.
+        quote! {
+            if let #p::Some(__values) = &self.#field {
+                for __raw in __values.iter().copied() {
+                    #one
+                }
             }
         }
+    } else {
+        quote! {
+            if let #p::Some(__raw) = self.#field {
+                #one
+            }
+        }
+    };
+    match instrument.gate {
+        Some(_) => quote! {
+            if let #p::Some(__h) = &set.#handle {
+                #record
+            }
+        },
+        None => record,
     }
 }

@@ -4,8 +4,9 @@
 use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 
-use super::{instrument_ident, static_attrs_ident, Names};
+use super::{bound_ident, instrument_ident, static_attrs_ident, Names};
 use crate::checked::{Checked, Instrument};
+use crate::model::GateKind;
 
 /// `struct XSet`, the hidden `struct __XBound` and their impls.
 pub(super) fn set_items(checked: &Checked, names: &Names) -> TokenStream {
@@ -25,25 +26,29 @@ pub(super) fn set_items(checked: &Checked, names: &Names) -> TokenStream {
         .map(|(i, instrument)| {
             let field = instrument_ident(i);
             let ty = instrument.kind.instrument_type(instrument.value, p, false);
-            quote!(#field: #ty,)
+            match instrument.gate {
+                Some(_) => quote!(#field: #p::Option<#ty>,),
+                None => quote!(#field: #ty,),
+            }
         });
     let static_fields = checked
         .measures
         .iter()
-        .filter(|m| !m.decl.attrs.is_empty())
-        .map(|m| {
-            let field = static_attrs_ident(&m.field.ident);
+        .enumerate()
+        .filter(|(_, m)| !m.decl.attrs.is_empty())
+        .map(|(n, m)| {
+            let field = static_attrs_ident(n);
             let len = m.decl.attrs.len();
             quote!(#field: [#p::KeyValue; #len],)
         });
-    let bound_fields = checked.measures.iter().map(|m| {
-        let field = &m.field.ident;
+    let bound_fields = checked.measures.iter().enumerate().map(|(n, m)| {
+        let field = bound_ident(n);
         let instrument = checked.instrument_of(m);
         let ty = instrument.kind.instrument_type(instrument.value, p, true);
         quote!(#field: #p::OnceLock<#ty>,)
     });
-    let bound_inits = checked.measures.iter().map(|m| {
-        let field = &m.field.ident;
+    let bound_inits = (0..checked.measures.len()).map(|n| {
+        let field = bound_ident(n);
         quote!(#field: #p::OnceLock::new(),)
     });
     let bound_holder = if checked.attributes.is_empty() {
@@ -112,9 +117,10 @@ pub(super) fn build_set(checked: &Checked, names: &Names) -> TokenStream {
     let statics = checked
         .measures
         .iter()
-        .filter(|m| !m.decl.attrs.is_empty())
-        .map(|m| {
-            let field = static_attrs_ident(&m.field.ident);
+        .enumerate()
+        .filter(|(_, m)| !m.decl.attrs.is_empty())
+        .map(|(n, m)| {
+            let field = static_attrs_ident(n);
             let pairs = m
                 .static_attrs()
                 .map(|(k, v)| quote!(#p::KeyValue::new(#k, #v)));
@@ -128,11 +134,19 @@ pub(super) fn build_set(checked: &Checked, names: &Names) -> TokenStream {
         let eager = checked
             .measures
             .iter()
-            .filter(|m| m.decl.attrs.is_empty())
-            .map(|m| {
-                let field = &m.field.ident;
+            .enumerate()
+            .filter(|(_, m)| m.decl.attrs.is_empty())
+            .map(|(n, m)| {
+                let field = bound_ident(n);
                 let handle = instrument_ident(m.instrument);
-                quote!(let _ = __bound.#field.set(#handle.bind(&[]));)
+                match checked.instrument_of(m).gate {
+                    Some(_) => quote! {
+                        if let #p::Some(__h) = &#handle {
+                            let _ = __bound.#field.set(__h.bind(&[]));
+                        }
+                    },
+                    None => quote!(let _ = __bound.#field.set(#handle.bind(&[]));),
+                }
             });
         quote! {{
             let __bound = #bound::new(#p::Box::new([]));
@@ -153,7 +167,27 @@ pub(super) fn build_set(checked: &Checked, names: &Names) -> TokenStream {
     }
 }
 
+/// The instrument built on `meter`, or, when gated, built only if the
+/// meter's opt-in opens the gate.
 fn build_instrument(instrument: &Instrument, p: &TokenStream) -> TokenStream {
+    let build = build_ungated(instrument, p);
+    let Some((kind, value)) = &instrument.gate else {
+        return build;
+    };
+    let gate = match kind {
+        GateKind::OptIn => quote!(#p::SemconvGate::OptIn(#value)),
+        GateKind::UntilOptIn => quote!(#p::SemconvGate::UntilOptIn(#value)),
+    };
+    quote! {
+        if #gate.is_open(meter.semconv_opt_in()) {
+            #p::Some(#build)
+        } else {
+            #p::None
+        }
+    }
+}
+
+fn build_ungated(instrument: &Instrument, p: &TokenStream) -> TokenStream {
     let method = instrument.kind.builder_method(instrument.value);
     let name = &instrument.name;
     let description = &instrument.description;
@@ -166,6 +200,6 @@ fn build_instrument(instrument: &Instrument, p: &TokenStream) -> TokenStream {
         quote!(.with_boundaries(#p::Vec::from([#(#bounds),*])))
     });
     quote! {
-        meter.#method(#name).with_description(#description)#unit #buckets.build()
+        meter.otel().#method(#name).with_description(#description)#unit #buckets.build()
     }
 }

@@ -17,8 +17,20 @@ pub(super) fn setters(checked: &Checked, p: &TokenStream) -> TokenStream {
         let ty = &field.inner_ty;
         let what = field.doc.clone().unwrap_or_default();
         let doc = format!("Sets [`{name}`](Self::{name}). {what}");
-        let (param, value) = match field.role {
-            Role::Instrument(_) => (quote!(value: #ty), quote!(value)),
+        let (param, value) = match &field.role {
+            // A `Vec` of values takes anything that converts into it: an
+            // array literal, a `Vec`, a slice of `f64` ...
+            Role::Instruments(decls)
+                if decls
+                    .iter()
+                    .any(|d| d.field_type.is_some_and(|t| t.repeated)) =>
+            {
+                (
+                    quote!(value: impl ::core::convert::Into<#ty>),
+                    quote!(::core::convert::Into::into(value)),
+                )
+            }
+            Role::Instruments(_) => (quote!(value: #ty), quote!(value)),
             // A literal such as `8000` is an i32 until told otherwise, and
             // `u16: From<i32>` does not exist: scalars take their own type.
             Role::Attribute(_) if is_scalar(ty) => (quote!(value: #ty), quote!(value)),

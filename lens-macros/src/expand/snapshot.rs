@@ -52,3 +52,26 @@ fn a_struct_with_a_scoped_attribute() {
         expect_file!["../../snapshots/call.expanded.rs"],
     );
 }
+
+#[test]
+fn a_field_under_old_and_new_convention_names() {
+    assert_expands(
+        syn::parse_quote! {
+            struct Usage {
+                /// Tokens used.
+                #[histogram("app.token.usage", unit = "{token}", until_opt_in = "app_latest")]
+                #[counter(
+                    "app.usage.tokens",
+                    unit = "{token}",
+                    description = "Tokens used, as a sum.",
+                    opt_in = "app_latest"
+                )]
+                tokens: Option<u64>,
+                /// The modality, on the new counter only.
+                #[attribute("app.modality", default = "text", only("app.usage.tokens"))]
+                modality: Option<&'static str>,
+            }
+        },
+        expect_file!["../../snapshots/usage.expanded.rs"],
+    );
+}

@@ -1,0 +1,15 @@
+use nemo_lens::Instruments;
+
+#[derive(Instruments)]
+struct Metrics {
+    /// Tokens used.
+    #[counter(
+        "app.usage.tokens",
+        unit = "{token}",
+        opt_in = "app_latest",
+        until_opt_in = "app_latest"
+    )]
+    tokens: Option<u64>,
+}
+
+fn main() {}
