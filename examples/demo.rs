@@ -1,8 +1,9 @@
 //! A simulated RL training job: a trainer step loop that calls an inference
 //! server and a pool of gym servers, recording every built-in set for a
 //! bounded time. Inference requests go through `InferenceRequest` (streamed,
-//! with a few timing out and a few cancelled by their client), and each gym
-//! server's call to the policy through `ModelCall`.
+//! with a few timing out and a few cancelled by their client) and the
+//! engine's scheduler through `ScheduledRequest`, and each gym server's call
+//! to the policy through `ModelCall`.
 //!
 //! By default it serves Prometheus metrics on `http://127.0.0.1:9464/metrics`
 //! and prints that URL; every nemo-lens and OpenTelemetry variable still
@@ -25,6 +26,7 @@ use nemo_lens::instruments::gym::{
     RolloutMetrics, RolloutOutcome, SandboxMetrics,
 };
 use nemo_lens::instruments::rl::RlMetrics;
+use nemo_lens::instruments::serving::{FinishReason, ScheduledRequest, SchedulingMetrics};
 use nemo_lens::instruments::{InferenceRequest, ModelCall};
 use nemo_lens::{EnvLookup, Instruments, Meter, NemoLensConfig, SetupOptions};
 
@@ -236,6 +238,15 @@ fn run() -> Result<(), Box<dyn Error>> {
     // CPU (and GPUs, with the nvml feature) every 5 s, off this thread.
     let sampler = ProcessSampler::start(meter, Duration::from_secs(5));
 
+    // The inference engine's KV cache: 8192 blocks of 16 tokens.
+    SchedulingMetrics::default()
+        .kv_cache_block_size(16)
+        .kv_cache_blocks(8192)
+        .requests_waiting(0)
+        .requests_running(0)
+        .record(meter);
+    let mut in_flight: Vec<(ScheduledRequest, Option<FinishReason>, Instant)> = Vec::new();
+
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ u64::from(rank));
     let deadline = Instant::now() + Duration::from_secs(args.seconds);
     let step_time = Duration::from_millis(args.step_ms);
@@ -249,6 +260,36 @@ fn run() -> Result<(), Box<dyn Error>> {
         // Generation: the trainer asks the inference server for rollouts.
         let mut generated_tokens = 0u64;
         let mut generation_s = 0.0;
+        // The engine behind the server: last step's requests leave it, this
+        // step's arrive, half of them start running, the others wait.
+        for (request, reason, at) in in_flight.drain(..) {
+            match reason {
+                Some(reason) => request.finish_at(reason, at),
+                None => drop(request), // aborted by its client
+            }
+        }
+        for i in 0..REQUESTS_PER_STEP {
+            let queued = Instant::now();
+            let seconds = |s: f64| queued + Duration::from_secs_f64(s);
+            let mut request = ScheduledRequest::queued_at(meter, queued);
+            let prompt = rng.uniform(64.0, 512.0) as u64;
+            request.prefix_cache(prompt, prompt * 3 / 4);
+            let (queue_s, prefill_s) = (rng.uniform(0.001, 0.05), rng.uniform(0.01, 0.1));
+            if i % 2 == 0 {
+                request.start_at(seconds(queue_s));
+                request.first_token_at(seconds(queue_s + prefill_s));
+            }
+            let end = seconds(queue_s + prefill_s + rng.uniform(0.05, 0.4));
+            let reason = match rng.next_f64() {
+                r if r < 0.02 => None,
+                r if r < 0.5 => Some(FinishReason::Stop),
+                _ => Some(FinishReason::Length),
+            };
+            in_flight.push((request, reason, end));
+        }
+        SchedulingMetrics::default()
+            .kv_cache_usage(rng.uniform(0.2, 0.9))
+            .record(meter);
         for _ in 0..REQUESTS_PER_STEP {
             // Request latency is uniform in [0.05, 0.5] s, so the p99 that
             // Prometheus interpolates lies in the (0.32, 0.64] bucket. The

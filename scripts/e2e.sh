@@ -6,22 +6,18 @@
 #  - `promtool check rules` on what `nemo-lens rules` writes;
 #  - Debian's Prometheus scraping the demo every second with the generated
 #    rules loaded, and every query of the generated dashboard and rules and
-#    of NeMo Lens's dashboard run against it (tests/prometheus_e2e.rs).
-# Installs Prometheus (which brings promtool) with apt when either is
-# missing. Every server binds 127.0.0.1.
+#    of NeMo Lens's dashboard run against it (tests/prometheus_e2e.rs);
+#  - NVIDIA's aiperf driving the example OpenAI server, its figures held
+#    against the server's /metrics (tests/aiperf_e2e.rs).
+# scripts/deps.sh installs Prometheus (which brings promtool) with apt and
+# aiperf from PyPI into a venv under the target directory, when missing.
+# Every server binds 127.0.0.1.
 #
 # Usage: scripts/e2e.sh            (from anywhere in the repository)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! command -v prometheus >/dev/null 2>&1 || ! command -v promtool >/dev/null 2>&1; then
-    echo "e2e: installing prometheus and promtool" >&2
-    if [ "$(id -u)" -eq 0 ]; then SUDO=""; else SUDO="sudo"; fi
-    $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq prometheus >/dev/null
-fi
-# The Debian package may start a system service on :9090; the test runs its
-# own instance on a free port, so that one is left alone.
+scripts/deps.sh
 
 cargo test -p lens-core --features otlp-tls,prometheus,console --test otlp_export --test prometheus_endpoint
 
@@ -37,3 +33,11 @@ promtool check rules "$rules"
 NEMO_LENS_DEMO_BIN="$target_dir/debug/examples/demo" \
 PROMETHEUS_BIN="$(command -v prometheus)" \
     cargo test --features prometheus --test prometheus_e2e -- --ignored --nocapture
+
+venv="$target_dir/aiperf-venv"
+
+cargo build --release --example openai_server --all-features
+E2E_OPENAI_SERVER_BIN="$target_dir/release/examples/openai_server" \
+E2E_AIPERF_BIN="$venv/bin/aiperf" \
+E2E_AIPERF_TOKENIZER="$target_dir/aiperf-tokenizer" \
+    cargo test --test aiperf_e2e -- --ignored --nocapture

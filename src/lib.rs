@@ -40,6 +40,15 @@ pub mod prometheus {
         Exposition, PrometheusReader, PrometheusRenderer, RenderError, CONTENT_TYPE,
     };
 }
+/// A tower layer recording the GenAI server metrics of an OpenAI-compatible
+/// HTTP API (axum or any tower service): [`OpenAiLayer`](openai::OpenAiLayer).
+#[cfg(feature = "openai")]
+pub mod openai {
+    pub use lens_openai::{
+        MeteredBody, OpenAiLayer, OpenAiService, RequestBody, ResponseFuture, BODY_ERROR,
+        CANCELLED, ERROR_EVENT, UNDECLARED_MODEL,
+    };
+}
 /// Telemetry setup: configuration from the environment, rank selection,
 /// resource and exporters.
 pub use lens_core::telemetry;
@@ -55,7 +64,7 @@ pub use lens_macros::Instruments;
 
 /// The built-in instrument sets, matching Python nemo-lens.
 pub mod instruments {
-    pub use lens_instruments::{gym, rl};
+    pub use lens_instruments::{gym, rl, serving};
     pub use lens_instruments::{
         record_inference_metrics, InferenceMetrics, InferenceMetricsSet, InferenceRequest,
         ModelCall, ModelCallMetrics, ModelCallMetricsSet, TokenModality, DROPPED_ERROR_TYPE,

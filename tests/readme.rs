@@ -6,6 +6,7 @@ use nemo_lens::instruments::gym::{
     RolloutMetrics, SandboxMetrics,
 };
 use nemo_lens::instruments::rl::RlMetrics;
+use nemo_lens::instruments::serving::SchedulingMetrics;
 use nemo_lens::instruments::{InferenceMetrics, ModelCallMetrics};
 use nemo_lens::{Instruments, SemconvGate, SemconvOptIn};
 
@@ -25,6 +26,7 @@ fn readme_table_lists_every_built_in_measurement() {
     let descriptors = [
         InferenceMetrics::DESCRIPTORS,
         ModelCallMetrics::DESCRIPTORS,
+        SchedulingMetrics::DESCRIPTORS,
         RlMetrics::DESCRIPTORS,
         GymMetrics::DESCRIPTORS,
         QueueMetrics::DESCRIPTORS,

@@ -367,10 +367,11 @@ mod tests {
         let titles: Vec<String> = builtin_sets().into_iter().map(|s| s.title).collect();
         assert_eq!(rows, titles);
         assert_eq!(
-            rows[..4],
+            rows[..5],
             [
                 "Inference (GenAI)",
                 "Model calls (GenAI client)",
+                "Inference scheduling",
                 "RL training",
                 "Gym servers"
             ]

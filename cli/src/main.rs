@@ -63,7 +63,8 @@ struct Sets {
 
 #[derive(Clone, Copy, PartialEq, ValueEnum)]
 enum Builtin {
-    /// `InferenceMetrics` and `ModelCallMetrics` (gen_ai.*).
+    /// `InferenceMetrics`, `ModelCallMetrics` (gen_ai.*) and
+    /// `SchedulingMetrics` (nemo.inference.*).
     Inference,
     /// `RlMetrics` (rl.*).
     Rl,
@@ -75,7 +76,7 @@ impl Sets {
     fn chosen(&self) -> Vec<InstrumentSet> {
         // The group of each set of `builtin_sets()`, in its order.
         let groups = [
-            [Builtin::Inference; 2].as_slice(),
+            [Builtin::Inference; 3].as_slice(),
             &[Builtin::Rl],
             &[Builtin::Gym; 8],
         ]

@@ -374,7 +374,7 @@ mod tests {
 
     #[test]
     fn alerts_follow_the_instruments_the_sets_have() {
-        let rl = &builtin_sets()[2..3];
+        let rl = &builtin_sets()[3..4];
         assert_eq!(rl[0].title, "RL training");
         let file = rules(rl, &AlertPolicy::default());
         let names: Vec<&str> = file.alerts.iter().map(|a| a.alert.as_str()).collect();

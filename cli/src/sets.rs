@@ -5,6 +5,7 @@ use nemo_lens::instruments::gym::{
     RolloutMetrics, SandboxMetrics,
 };
 use nemo_lens::instruments::rl::RlMetrics;
+use nemo_lens::instruments::serving::SchedulingMetrics;
 use nemo_lens::instruments::{InferenceMetrics, ModelCallMetrics};
 use nemo_lens::{Descriptor, InstrumentKind, Instruments, PrometheusNames, SemconvOptIn};
 
@@ -60,8 +61,8 @@ impl InstrumentSet {
 }
 
 /// The built-in sets with their default names (Python nemo-lens's): the
-/// GenAI server and client, RL, and gym (Python nemo-lens's set, then
-/// NeMo-Gym's attributed sets by concern).
+/// GenAI server and client, an engine's scheduling, RL, and gym (Python
+/// nemo-lens's set, then NeMo-Gym's attributed sets by concern).
 pub fn builtin_sets() -> Vec<InstrumentSet> {
     builtin_sets_for(&SemconvOptIn::none())
 }
@@ -78,6 +79,7 @@ fn all_builtin_sets() -> Vec<InstrumentSet> {
     vec![
         InstrumentSet::of::<InferenceMetrics>("Inference (GenAI)"),
         InstrumentSet::of::<ModelCallMetrics>("Model calls (GenAI client)"),
+        InstrumentSet::of::<SchedulingMetrics>("Inference scheduling"),
         InstrumentSet::of::<RlMetrics>("RL training"),
         InstrumentSet::of::<GymMetrics>("Gym servers"),
         InstrumentSet::of::<QueueMetrics>("Gym concurrency"),

@@ -1,5 +1,7 @@
 //! The built-in nemo-lens instrument sets: the GenAI server and client sets
-//! with guards that time a request or a call, RL (`rl.*`) and gym (`gym.*`).
+//! with guards that time a request or a call, an inference engine's
+//! scheduling gauges and timings (`nemo.inference.*`), RL (`rl.*`) and gym
+//! (`gym.*`).
 //!
 //! Names, units, descriptions and attributes of the sets Python nemo-lens
 //! 0.2.0 has match it exactly, so a Rust service and a Python trainer feed the
@@ -14,7 +16,9 @@ mod modality;
 mod model_call;
 mod request;
 pub mod rl;
+pub mod serving;
 mod timing;
+mod wire_enum;
 
 pub use genai::{
     record_inference_metrics, InferenceMetrics, InferenceMetricsSet, ModelCallMetrics,

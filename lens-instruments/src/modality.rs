@@ -1,7 +1,6 @@
 //! [`TokenModality`]: the `gen_ai.token.modality` values.
 
-use lens_core::{AttributeValue, KeyPart};
-use opentelemetry::Value;
+use crate::wire_enum::wire_enum;
 
 /// What kind of tokens a usage count is of: `gen_ai.token.modality` on the
 /// token counters of the GenAI conventions' current draft (recorded with
@@ -12,36 +11,20 @@ use opentelemetry::Value;
 /// turning into a new series.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum TokenModality {
-    /// `text`.
+    /// Text tokens.
     #[default]
     Text,
-    /// `image`.
+    /// Image tokens.
     Image,
-    /// `audio`.
+    /// Audio tokens.
     Audio,
-    /// `unknown`: the provider does not break usage down by modality.
+    /// The provider does not break usage down by modality.
     Unknown,
 }
 
-impl TokenModality {
-    /// The attribute value, e.g. `text`.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            TokenModality::Text => "text",
-            TokenModality::Image => "image",
-            TokenModality::Audio => "audio",
-            TokenModality::Unknown => "unknown",
-        }
-    }
-}
-
-impl AttributeValue for TokenModality {
-    #[inline]
-    fn key_part(&self) -> Option<KeyPart<'_>> {
-        Some(KeyPart::Str(self.as_str()))
-    }
-
-    fn to_value(&self) -> Option<Value> {
-        Some(Value::from(self.as_str()))
-    }
-}
+wire_enum!(TokenModality {
+    Text => "text",
+    Image => "image",
+    Audio => "audio",
+    Unknown => "unknown",
+});

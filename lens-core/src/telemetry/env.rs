@@ -34,6 +34,34 @@ impl EnvLookup {
         EnvLookup(Arc::new(move |key| map.get(key).cloned()))
     }
 
+    /// This lookup, with `defaults` for the variables it leaves unset: a
+    /// program's own defaults over the process environment. A variable set
+    /// to the empty string stays set, so `CUDA_VISIBLE_DEVICES=""` keeps
+    /// meaning "no GPUs" rather than taking a default.
+    ///
+    /// ```
+    /// use nemo_lens::EnvLookup;
+    ///
+    /// let env = EnvLookup::from_pairs([("CUDA_VISIBLE_DEVICES", ""), ("NEMO_LENS_EXPORTER", "otlp")])
+    ///     .with_defaults([("NEMO_LENS_ENABLED", "1"), ("NEMO_LENS_EXPORTER", "prometheus")]);
+    /// assert_eq!(env.get("NEMO_LENS_ENABLED").as_deref(), Some("1"));
+    /// assert_eq!(env.get("NEMO_LENS_EXPORTER").as_deref(), Some("otlp"));
+    /// assert_eq!(env.get_raw("CUDA_VISIBLE_DEVICES").as_deref(), Some(""));
+    /// ```
+    pub fn with_defaults<K: Into<String>, V: Into<String>>(
+        self,
+        defaults: impl IntoIterator<Item = (K, V)>,
+    ) -> Self {
+        let defaults: std::collections::HashMap<String, String> = defaults
+            .into_iter()
+            .map(|(k, v)| (k.into(), v.into()))
+            .collect();
+        let inner = self.0;
+        EnvLookup(Arc::new(move |key| {
+            inner(key).or_else(|| defaults.get(key).cloned())
+        }))
+    }
+
     /// The value of `key`, with surrounding whitespace removed; empty counts
     /// as unset, as it does for the OpenTelemetry SDKs.
     pub fn get(&self, key: &str) -> Option<String> {
@@ -47,7 +75,7 @@ impl EnvLookup {
     /// The value of `key` exactly as set, empty included, for the few
     /// variables where empty means something (`CUDA_VISIBLE_DEVICES=""`: no
     /// GPUs).
-    pub(crate) fn get_raw(&self, key: &str) -> Option<String> {
+    pub fn get_raw(&self, key: &str) -> Option<String> {
         (self.0)(key)
     }
 }

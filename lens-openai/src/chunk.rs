@@ -1,0 +1,226 @@
+//! What a streamed chunk carries, found without reading it whole.
+//!
+//! Most chunks of a stream differ only in a few words of content, and the
+//! layer needs little of them: whether they carry content (for the count),
+//! and whether they carry anything more (usage, a finish reason, an error,
+//! or the first content, whose time and model matter). Every chunk that
+//! generates text has `"finish_reason"`, `null` until the last one; a
+//! chunk without it (usage after the last, an error) or with another value
+//! is read whole by the [`JsonScan`](crate::json::JsonScan), and so is every
+//! chunk until the first content. For the others, two look-ups answer:
+//! where the previous chunk of the stream had its finish reason (counted
+//! from the end) and its content (from the start), since one serializer
+//! writes every chunk of a stream the same way; SIMD searches when that
+//! misses.
+//!
+//! A key is found only where a JSON key can be: `"content"` inside a string
+//! value would be written `\"content\"`, which the search for `"content"`
+//! followed by `:` does not match.
+
+use std::sync::LazyLock;
+
+use memchr::memmem::Finder;
+
+struct Keys {
+    content: Finder<'static>,
+    text: Finder<'static>,
+    reasoning: Finder<'static>,
+    finish_reason: Finder<'static>,
+}
+
+static KEYS: LazyLock<Keys> = LazyLock::new(|| Keys {
+    content: Finder::new(b"\"content\""),
+    text: Finder::new(b"\"text\""),
+    reasoning: Finder::new(b"\"reasoning_content\""),
+    finish_reason: Finder::new(b"\"finish_reason\""),
+});
+
+/// What the searches say of one chunk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Glance {
+    /// An ordinary chunk: more words, or none.
+    Words { content: bool },
+    /// A chunk that may carry more than words: read it whole.
+    More,
+}
+
+/// Where the keys sat in the stream's previous ordinary chunk.
+#[derive(Debug, Default)]
+pub(crate) struct Layout {
+    /// Bytes from `"finish_reason"` to the chunk's end.
+    finish_from_end: Option<usize>,
+    /// Which content key, and its offset from the chunk's start.
+    content_at: Option<(usize, usize)>,
+}
+
+/// Glances at one chunk's JSON, `layout` remembering where its keys were.
+pub(crate) fn glance(chunk: &[u8], layout: &mut Layout) -> Glance {
+    let keys = &*KEYS;
+    let finish = layout
+        .finish_from_end
+        .and_then(|back| value_at(chunk, chunk.len().checked_sub(back)?, &keys.finish_reason))
+        .or_else(|| {
+            let (at, value) = first_value(chunk, &keys.finish_reason)?;
+            layout.finish_from_end = Some(chunk.len() - at);
+            Some(value)
+        });
+    match finish {
+        Some(value) if value.starts_with(b"null") => {}
+        _ => return Glance::More,
+    }
+    let candidates = [&keys.content, &keys.text, &keys.reasoning];
+    if let Some((key, at)) = layout.content_at {
+        if let Some(value) = value_at(chunk, at, candidates[key]) {
+            if non_empty_string(value) {
+                return Glance::Words { content: true };
+            }
+        }
+    }
+    for (i, key) in candidates.into_iter().enumerate() {
+        if let Some(at) = find_value(chunk, key, non_empty_string) {
+            layout.content_at = Some((i, at));
+            return Glance::Words { content: true };
+        }
+    }
+    Glance::Words { content: false }
+}
+
+/// The value of `"key":` when the key is exactly at `at`.
+fn value_at<'a>(chunk: &'a [u8], at: usize, key: &Finder<'static>) -> Option<&'a [u8]> {
+    let rest = chunk.get(at..)?.strip_prefix(key.needle())?;
+    after_colon(rest)
+}
+
+/// The offset and value of the first `"key":` of `chunk`.
+fn first_value<'a>(chunk: &'a [u8], key: &Finder<'static>) -> Option<(usize, &'a [u8])> {
+    let mut from = 0;
+    while let Some(at) = key.find(&chunk[from..]) {
+        let at = from + at;
+        let end = at + key.needle().len();
+        if let Some(value) = after_colon(&chunk[end..]) {
+            return Some((at, value));
+        }
+        from = end;
+    }
+    None
+}
+
+/// The offset of the first `"key":` of `chunk` whose value `test` accepts.
+fn find_value(chunk: &[u8], key: &Finder<'static>, test: fn(&[u8]) -> bool) -> Option<usize> {
+    let mut from = 0;
+    while let Some(at) = key.find(&chunk[from..]) {
+        let at = from + at;
+        let end = at + key.needle().len();
+        if after_colon(&chunk[end..]).is_some_and(test) {
+            return Some(at);
+        }
+        from = end;
+    }
+    None
+}
+
+/// What follows `:` (and spaces around it) at the start of `bytes`, when
+/// it starts with one: the quoted string before it was a key.
+#[inline]
+fn after_colon(bytes: &[u8]) -> Option<&[u8]> {
+    let bytes = skip_space(bytes);
+    let (b':', rest) = bytes.split_first()? else {
+        return None;
+    };
+    Some(skip_space(rest))
+}
+
+#[inline]
+fn skip_space(mut bytes: &[u8]) -> &[u8] {
+    while let [b' ' | b'\t' | b'\n' | b'\r', rest @ ..] = bytes {
+        bytes = rest;
+    }
+    bytes
+}
+
+fn non_empty_string(value: &[u8]) -> bool {
+    matches!(value, [b'"', next, ..] if *next != b'"')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_ordinary_chunk_is_words_with_or_without_content() {
+        let chunk = br#"{"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":" word"},"finish_reason":null}]}"#;
+        assert_eq!(
+            glance(chunk, &mut Layout::default()),
+            Glance::Words { content: true }
+        );
+        let spaced =
+            br#"{"choices": [{"index": 0, "delta": {"content": " word"}, "finish_reason": null}]}"#;
+        assert_eq!(
+            glance(spaced, &mut Layout::default()),
+            Glance::Words { content: true }
+        );
+        let completion = br#"{"choices":[{"text":"x","finish_reason":null}]}"#;
+        assert_eq!(
+            glance(completion, &mut Layout::default()),
+            Glance::Words { content: true }
+        );
+        let reasoning = br#"{"choices":[{"delta":{"content":null,"reasoning_content":"hmm"},"finish_reason":null}]}"#;
+        assert_eq!(
+            glance(reasoning, &mut Layout::default()),
+            Glance::Words { content: true }
+        );
+        let role =
+            br#"{"choices":[{"delta":{"role":"assistant","content":""},"finish_reason":null}]}"#;
+        assert_eq!(
+            glance(role, &mut Layout::default()),
+            Glance::Words { content: false }
+        );
+    }
+
+    #[test]
+    fn a_finish_usage_or_an_error_is_read_whole() {
+        let last = br#"{"choices":[{"delta":{"content":"."},"finish_reason":"stop"}]}"#;
+        assert_eq!(glance(last, &mut Layout::default()), Glance::More);
+        let usage = br#"{"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2}}"#;
+        assert_eq!(glance(usage, &mut Layout::default()), Glance::More);
+        let error = br#"{"error":{"message":"boom"}}"#;
+        assert_eq!(glance(error, &mut Layout::default()), Glance::More);
+    }
+
+    #[test]
+    fn keys_inside_strings_are_not_keys() {
+        // The words "finish_reason" and "content" quoted in generated text.
+        let chunk = br#"{"choices":[{"delta":{"content":"the \"finish_reason\": \"\" field"},"finish_reason":null}]}"#;
+        assert_eq!(
+            glance(chunk, &mut Layout::default()),
+            Glance::Words { content: true }
+        );
+        // Logprobs carry a "content" array: not text.
+        let logprobs =
+            br#"{"choices":[{"delta":{},"logprobs":{"content":[]},"finish_reason":null}]}"#;
+        assert_eq!(
+            glance(logprobs, &mut Layout::default()),
+            Glance::Words { content: false }
+        );
+    }
+
+    #[test]
+    fn the_layout_of_the_previous_chunk_is_tried_first_and_a_miss_searches() {
+        let mut layout = Layout::default();
+        let a =
+            br#"{"choices":[{"delta":{"content":" a"},"finish_reason":null,"index":0}],"id":"c1"}"#;
+        assert_eq!(glance(a, &mut layout), Glance::Words { content: true });
+        assert!(layout.finish_from_end.is_some() && layout.content_at.is_some());
+        // Longer content: the finish reason moved from the start, not from the end.
+        let b = br#"{"choices":[{"delta":{"content":" longer words"},"finish_reason":null,"index":0}],"id":"c1"}"#;
+        assert_eq!(glance(b, &mut layout), Glance::Words { content: true });
+        // The last chunk: same layout, another value.
+        let c = br#"{"choices":[{"delta":{"content":"."},"finish_reason":"stop","index":0}],"id":"c1"}"#;
+        assert_eq!(glance(c, &mut layout), Glance::More);
+        // Another layout altogether: the searches find it.
+        let d = br#"{"id": "c2", "choices": [{"index": 0, "finish_reason": null, "delta": {"content": ""}}]}"#;
+        assert_eq!(glance(d, &mut layout), Glance::Words { content: false });
+        let e = br#"{"id": "c2", "choices": [{"index": 0, "finish_reason": null, "delta": {"content": "x"}}]}"#;
+        assert_eq!(glance(e, &mut layout), Glance::Words { content: true });
+    }
+}

@@ -1,0 +1,584 @@
+//! An incremental JSON scanner that reports the few values of an OpenAI
+//! request or response the layer records, from bytes fed in any pieces,
+//! without building the document or buffering the body.
+//!
+//! It tracks the path from the root (`usage.prompt_tokens_details.cached_tokens`)
+//! and reports a value when the path is one of [`Field`]; long strings it
+//! does not keep (prompts, completions) are skipped with `memchr`. A
+//! malformed document stops the scan: nothing after the fault is reported.
+
+/// A value the layer records, by where it sits in the document.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Field {
+    /// `model`.
+    Model,
+    /// `usage.prompt_tokens`.
+    PromptTokens,
+    /// `usage.completion_tokens`.
+    CompletionTokens,
+    /// `usage.prompt_tokens_details.cached_tokens`.
+    CachedTokens,
+    /// `usage.completion_tokens_details.reasoning_tokens`.
+    ReasoningTokens,
+    /// `choices[i].finish_reason`.
+    FinishReason,
+    /// Generated text: `choices[i].delta.content` (or `reasoning_content`),
+    /// `choices[i].message.content`, `choices[i].text`.
+    Content,
+    /// A top-level `error`: the body reports a failure.
+    Error,
+}
+
+/// What a reported value is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Found<'a> {
+    /// A string, as written between the quotes (escapes not decoded), at
+    /// most [`CAPTURE_MAX`] bytes; content strings are reported with no bytes.
+    Str { bytes: &'a [u8], empty: bool },
+    /// A non-negative integer.
+    Number(u64),
+    /// `null`.
+    Null,
+    /// Any other value (an object, an array, a boolean, a fraction).
+    Other,
+}
+
+/// Where a [`JsonScan`] reports what it finds.
+pub(crate) trait Sink {
+    fn found(&mut self, field: Field, value: Found<'_>);
+}
+
+/// Longest string kept for a report; a longer one is reported cut.
+pub(crate) const CAPTURE_MAX: usize = 256;
+/// Deepest nesting read: a deeper document stops the scan (no OpenAI body
+/// comes close; a hostile one costs nothing).
+const DEPTH_MAX: usize = 128;
+/// Keys longer than this are no key the scanner looks for.
+const KEY_MAX: usize = 32;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Key {
+    Model,
+    Usage,
+    PromptTokens,
+    CompletionTokens,
+    PromptTokensDetails,
+    CachedTokens,
+    CompletionTokensDetails,
+    ReasoningTokens,
+    Choices,
+    FinishReason,
+    Delta,
+    Message,
+    Content,
+    ReasoningContent,
+    Text,
+    Error,
+    Other,
+}
+
+impl Key {
+    fn of(name: &[u8]) -> Key {
+        match name {
+            b"model" => Key::Model,
+            b"usage" => Key::Usage,
+            b"prompt_tokens" => Key::PromptTokens,
+            b"completion_tokens" => Key::CompletionTokens,
+            b"prompt_tokens_details" => Key::PromptTokensDetails,
+            b"cached_tokens" => Key::CachedTokens,
+            b"completion_tokens_details" => Key::CompletionTokensDetails,
+            b"reasoning_tokens" => Key::ReasoningTokens,
+            b"choices" => Key::Choices,
+            b"finish_reason" => Key::FinishReason,
+            b"delta" => Key::Delta,
+            b"message" => Key::Message,
+            b"content" => Key::Content,
+            b"reasoning_content" => Key::ReasoningContent,
+            b"text" => Key::Text,
+            b"error" => Key::Error,
+            _ => Key::Other,
+        }
+    }
+}
+
+/// The member an open container is at: a key of an object, or an element
+/// of an array.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Seg {
+    Key(Key),
+    Index,
+}
+
+fn field_of(path: &[Seg]) -> Option<Field> {
+    use Key::*;
+    use Seg::{Index, Key as K};
+    Some(match path {
+        [K(Model)] => Field::Model,
+        [K(Error)] => Field::Error,
+        [K(Usage), K(PromptTokens)] => Field::PromptTokens,
+        [K(Usage), K(CompletionTokens)] => Field::CompletionTokens,
+        [K(Usage), K(PromptTokensDetails), K(CachedTokens)] => Field::CachedTokens,
+        [K(Usage), K(CompletionTokensDetails), K(ReasoningTokens)] => Field::ReasoningTokens,
+        [K(Choices), Index, K(FinishReason)] => Field::FinishReason,
+        [K(Choices), Index, K(Text)] => Field::Content,
+        [K(Choices), Index, K(Delta | Message), K(Content | ReasoningContent)] => Field::Content,
+        _ => return None,
+    })
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// Before a value.
+    Value,
+    /// After `[`: a value or `]`.
+    ValueOrEnd,
+    /// After a value: `,`, `}` or `]`.
+    AfterValue,
+    /// After `{`: a key or `}`.
+    KeyOrEnd,
+    /// After `,` in an object: a key.
+    KeyStart,
+    /// Inside a key.
+    Key { escape: bool },
+    /// After a key: `:`.
+    Colon,
+    /// Inside a string value; `fresh` until its first byte is seen.
+    Str { escape: bool, fresh: bool },
+    /// Inside a number or a literal (`true`, `false`, `null`).
+    Scalar,
+    /// The document is complete, or malformed: nothing more is read.
+    Stopped,
+}
+
+/// The scanner; see the module docs.
+///
+/// It holds its state inline (a few hundred bytes, no allocation), since
+/// one is made per request.
+#[derive(Debug)]
+pub(crate) struct JsonScan {
+    /// One entry per open container, the member it is at.
+    path: [Seg; DEPTH_MAX],
+    depth: usize,
+    state: State,
+    key: [u8; KEY_MAX],
+    key_len: usize,
+    /// The field of the value being read, if reported.
+    field: Option<Field>,
+    capture: [u8; CAPTURE_MAX],
+    captured: usize,
+    number: Option<u64>,
+    literal: u8,
+}
+
+impl Default for JsonScan {
+    fn default() -> Self {
+        JsonScan {
+            path: [Seg::Index; DEPTH_MAX],
+            depth: 0,
+            state: State::Value,
+            key: [0; KEY_MAX],
+            key_len: 0,
+            field: None,
+            capture: [0; CAPTURE_MAX],
+            captured: 0,
+            number: None,
+            literal: 0,
+        }
+    }
+}
+
+impl JsonScan {
+    /// Ready for a new document.
+    pub(crate) fn reset(&mut self) {
+        self.depth = 0;
+        self.state = State::Value;
+        self.field = None;
+    }
+
+    /// Whether the document ended, or could not be read.
+    pub(crate) fn is_stopped(&self) -> bool {
+        self.state == State::Stopped
+    }
+
+    /// Scans the next piece of the document.
+    pub(crate) fn feed(&mut self, bytes: &[u8], sink: &mut impl Sink) {
+        let mut i = 0;
+        while i < bytes.len() {
+            let b = bytes[i];
+            match self.state {
+                State::Stopped => return,
+                State::Str { escape, fresh } => {
+                    if fresh {
+                        if let Some(Field::Content) = self.field {
+                            // Content is reported as soon as its first byte
+                            // says whether it is empty.
+                            sink.found(
+                                Field::Content,
+                                Found::Str {
+                                    bytes: &[],
+                                    empty: b == b'"',
+                                },
+                            );
+                            self.field = None;
+                        }
+                        self.state = State::Str {
+                            escape,
+                            fresh: false,
+                        };
+                    }
+                    if escape {
+                        self.keep(b);
+                        self.state = State::Str {
+                            escape: false,
+                            fresh: false,
+                        };
+                        i += 1;
+                        continue;
+                    }
+                    // Jump to the next quote or backslash, keeping what the
+                    // report needs of the run in between.
+                    let rest = &bytes[i..];
+                    let run = memchr::memchr2(b'"', b'\\', rest).unwrap_or(rest.len());
+                    self.keep_all(&rest[..run]);
+                    i += run;
+                    match bytes.get(i) {
+                        Some(b'\\') => {
+                            self.keep(b'\\');
+                            self.state = State::Str {
+                                escape: true,
+                                fresh: false,
+                            };
+                        }
+                        Some(_) => {
+                            if let Some(field) = self.field.take() {
+                                let bytes = &self.capture[..self.captured];
+                                sink.found(
+                                    field,
+                                    Found::Str {
+                                        bytes,
+                                        empty: bytes.is_empty(),
+                                    },
+                                );
+                            }
+                            self.state = State::AfterValue;
+                        }
+                        None => return,
+                    }
+                    i += 1;
+                }
+                State::Scalar => {
+                    if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'+' | b'.') {
+                        self.scalar_byte(b);
+                        i += 1;
+                    } else {
+                        self.end_scalar(sink);
+                        self.state = State::AfterValue;
+                    }
+                }
+                _ if b.is_ascii_whitespace() => i += 1,
+                State::Value => {
+                    self.value(b, sink);
+                    i += 1;
+                }
+                State::ValueOrEnd => {
+                    if b == b']' {
+                        self.close();
+                    } else {
+                        self.value(b, sink);
+                    }
+                    i += 1;
+                }
+                State::AfterValue => {
+                    match (b, self.open()) {
+                        (b',', Some(Seg::Index)) => self.state = State::Value,
+                        (b',', Some(Seg::Key(_))) => self.state = State::KeyStart,
+                        (b'}', Some(Seg::Key(_))) | (b']', Some(Seg::Index)) => self.close(),
+                        _ => self.state = State::Stopped,
+                    }
+                    i += 1;
+                }
+                State::KeyOrEnd | State::KeyStart => {
+                    match b {
+                        b'"' => {
+                            self.key_len = 0;
+                            self.state = State::Key { escape: false };
+                        }
+                        b'}' if self.state == State::KeyOrEnd => self.close(),
+                        _ => self.state = State::Stopped,
+                    }
+                    i += 1;
+                }
+                State::Key { escape } => {
+                    if escape {
+                        self.key_byte(b);
+                        self.state = State::Key { escape: false };
+                    } else if b == b'\\' {
+                        self.key_byte(b);
+                        self.state = State::Key { escape: true };
+                    } else if b == b'"' {
+                        let key = match self.key_len {
+                            len if len <= KEY_MAX => Key::of(&self.key[..len]),
+                            _ => Key::Other,
+                        };
+                        self.set_member(Seg::Key(key));
+                        self.state = State::Colon;
+                    } else {
+                        self.key_byte(b);
+                    }
+                    i += 1;
+                }
+                State::Colon => {
+                    self.state = if b == b':' {
+                        State::Value
+                    } else {
+                        State::Stopped
+                    };
+                    i += 1;
+                }
+            }
+        }
+    }
+
+    /// Ends a number or literal that the document's end cut short (a bare
+    /// top-level number).
+    pub(crate) fn finish(&mut self, sink: &mut impl Sink) {
+        if self.state == State::Scalar {
+            self.end_scalar(sink);
+            self.state = State::Stopped;
+        }
+    }
+
+    fn value(&mut self, b: u8, sink: &mut impl Sink) {
+        self.field = field_of(&self.path[..self.depth]);
+        match b {
+            b'{' | b'[' => {
+                if let Some(field) = self.field.take() {
+                    sink.found(field, Found::Other);
+                }
+                if self.depth == DEPTH_MAX {
+                    self.state = State::Stopped;
+                    return;
+                }
+                let (seg, next) = match b {
+                    b'{' => (Seg::Key(Key::Other), State::KeyOrEnd),
+                    _ => (Seg::Index, State::ValueOrEnd),
+                };
+                self.path[self.depth] = seg;
+                self.depth += 1;
+                self.state = next;
+            }
+            b'"' => {
+                self.captured = 0;
+                self.state = State::Str {
+                    escape: false,
+                    fresh: true,
+                };
+            }
+            b'-' | b'0'..=b'9' | b't' | b'f' | b'n' => {
+                self.number = b.is_ascii_digit().then_some(0);
+                self.literal = b;
+                self.state = State::Scalar;
+                self.scalar_byte(b);
+            }
+            _ => self.state = State::Stopped,
+        }
+    }
+
+    fn scalar_byte(&mut self, b: u8) {
+        self.number = match (self.number, b) {
+            (Some(n), b'0'..=b'9') => {
+                Some(n.saturating_mul(10).saturating_add(u64::from(b - b'0')))
+            }
+            _ => None,
+        };
+    }
+
+    fn end_scalar(&mut self, sink: &mut impl Sink) {
+        if let Some(field) = self.field.take() {
+            let found = match (self.number, self.literal) {
+                (Some(n), _) => Found::Number(n),
+                (None, b'n') => Found::Null,
+                _ => Found::Other,
+            };
+            sink.found(field, found);
+        }
+        self.literal = 0;
+    }
+
+    fn keep(&mut self, b: u8) {
+        self.keep_all(&[b]);
+    }
+
+    fn keep_all(&mut self, bytes: &[u8]) {
+        if self.field.is_some() {
+            let n = bytes.len().min(CAPTURE_MAX - self.captured);
+            self.capture[self.captured..self.captured + n].copy_from_slice(&bytes[..n]);
+            self.captured += n;
+        }
+    }
+
+    fn key_byte(&mut self, b: u8) {
+        if self.key_len < KEY_MAX {
+            self.key[self.key_len] = b;
+        }
+        self.key_len = self.key_len.saturating_add(1);
+    }
+
+    /// The member the innermost container is at.
+    fn open(&self) -> Option<Seg> {
+        self.depth.checked_sub(1).map(|top| self.path[top])
+    }
+
+    fn set_member(&mut self, seg: Seg) {
+        if let Some(top) = self.depth.checked_sub(1) {
+            self.path[top] = seg;
+        }
+    }
+
+    fn close(&mut self) {
+        self.depth = self.depth.saturating_sub(1);
+        self.state = if self.depth == 0 {
+            State::Stopped
+        } else {
+            State::AfterValue
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Default)]
+    struct Seen(Vec<(Field, String)>);
+
+    impl Sink for Seen {
+        fn found(&mut self, field: Field, value: Found<'_>) {
+            let value = match value {
+                Found::Str { bytes, empty } => match field {
+                    Field::Content => format!("content empty={empty}"),
+                    _ => String::from_utf8_lossy(bytes).into_owned(),
+                },
+                Found::Number(n) => n.to_string(),
+                Found::Null => "null".to_owned(),
+                Found::Other => "other".to_owned(),
+            };
+            self.0.push((field, value));
+        }
+    }
+
+    fn scan_in(pieces: &[&[u8]]) -> (Vec<(Field, String)>, bool) {
+        let mut scan = JsonScan::default();
+        let mut seen = Seen::default();
+        for piece in pieces {
+            scan.feed(piece, &mut seen);
+        }
+        scan.finish(&mut seen);
+        (seen.0, scan.is_stopped())
+    }
+
+    fn scan(doc: &str) -> Vec<(Field, String)> {
+        let whole = scan_in(&[doc.as_bytes()]);
+        // Fed one byte at a time, the same reports.
+        let bytes: Vec<&[u8]> = doc.as_bytes().chunks(1).collect();
+        assert_eq!(scan_in(&bytes), whole, "byte by byte: {doc}");
+        whole.0
+    }
+
+    fn seen(pairs: &[(Field, &str)]) -> Vec<(Field, String)> {
+        pairs.iter().map(|(f, v)| (*f, (*v).to_owned())).collect()
+    }
+
+    #[test]
+    fn a_streamed_chat_chunk() {
+        let chunk = r#"{"id":"c1","object":"chat.completion.chunk","model":"llama","choices":[{"index":0,"delta":{"role":"assistant","content":" hi"},"finish_reason":null}]}"#;
+        assert_eq!(
+            scan(chunk),
+            seen(&[
+                (Field::Model, "llama"),
+                (Field::Content, "content empty=false"),
+                (Field::FinishReason, "null"),
+            ])
+        );
+        let empty =
+            r#"{"choices": [{"index": 0, "delta": {"content": ""}, "finish_reason": "length"}]}"#;
+        assert_eq!(
+            scan(empty),
+            seen(&[
+                (Field::Content, "content empty=true"),
+                (Field::FinishReason, "length"),
+            ])
+        );
+    }
+
+    #[test]
+    fn usage_with_its_details() {
+        let usage = r#"{"choices": [], "usage": {"prompt_tokens": 12, "completion_tokens": 5,
+            "total_tokens": 17, "prompt_tokens_details": {"cached_tokens": 8},
+            "completion_tokens_details": {"reasoning_tokens": 2}}}"#;
+        assert_eq!(
+            scan(usage),
+            seen(&[
+                (Field::PromptTokens, "12"),
+                (Field::CompletionTokens, "5"),
+                (Field::CachedTokens, "8"),
+                (Field::ReasoningTokens, "2"),
+            ])
+        );
+    }
+
+    #[test]
+    fn only_the_top_level_model_and_never_inside_strings() {
+        let request = r#"{"messages":[{"role":"user","content":"say \"model\": \"x\" {"}],
+            "tools":[{"function":{"parameters":{"properties":{"model":{"type":"string"}}}}}],
+            "model":"llama-3-8b","stream":true,"max_tokens":16}"#;
+        assert_eq!(scan(request), seen(&[(Field::Model, "llama-3-8b")]));
+    }
+
+    #[test]
+    fn completions_text_and_a_non_streamed_message() {
+        let completion = r#"{"object":"text_completion","choices":[{"text":"ab","index":0,"finish_reason":"stop"}]}"#;
+        assert_eq!(
+            scan(completion),
+            seen(&[
+                (Field::Content, "content empty=false"),
+                (Field::FinishReason, "stop")
+            ])
+        );
+        let message = r#"{"choices":[{"message":{"role":"assistant","content":"x"}}],"usage":{"completion_tokens":1}}"#;
+        assert_eq!(
+            scan(message),
+            seen(&[
+                (Field::Content, "content empty=false"),
+                (Field::CompletionTokens, "1")
+            ])
+        );
+    }
+
+    #[test]
+    fn an_error_body() {
+        let error =
+            r#"{"error": {"message": "The model `x` does not exist.", "code": "model_not_found"}}"#;
+        assert_eq!(scan(error), seen(&[(Field::Error, "other")]));
+    }
+
+    #[test]
+    fn a_malformed_or_hostile_document_stops_without_a_report_or_panic() {
+        let (found, stopped) = scan_in(&[br#"{"model": , "usage": {"prompt_tokens": 3}}"#]);
+        assert!(found.is_empty() && stopped);
+        let deep = "[".repeat(100_000);
+        let (found, stopped) = scan_in(&[deep.as_bytes()]);
+        assert!(found.is_empty() && stopped);
+        let long_model = format!(r#"{{"model":"{}"}}"#, "m".repeat(10_000));
+        let (found, _) = scan_in(&[long_model.as_bytes()]);
+        assert_eq!(found[0].1.len(), CAPTURE_MAX, "a long string is kept cut");
+        // Numbers that are not token counts are reported as other values.
+        assert_eq!(
+            scan(r#"{"usage":{"prompt_tokens":-1,"completion_tokens":2.5}}"#),
+            seen(&[
+                (Field::PromptTokens, "other"),
+                (Field::CompletionTokens, "other")
+            ])
+        );
+    }
+}

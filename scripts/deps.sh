@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Installs what the tests need beyond the Rust toolchain, when missing:
+#  - Debian's prometheus package (prometheus 2.42 and promtool), with apt;
+#  - NVIDIA's aiperf, pinned, from PyPI into a venv under the target
+#    directory, and the offline tokenizer it is run with.
+# Prints nothing when everything is there already.
+#
+# Usage: scripts/deps.sh            (from anywhere in the repository)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+sudo_if_needed() {
+    if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+apt_install() {
+    sudo_if_needed apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive sudo_if_needed apt-get install -y -qq "$@" >/dev/null
+}
+
+if ! command -v prometheus >/dev/null 2>&1 || ! command -v promtool >/dev/null 2>&1; then
+    echo "deps: installing prometheus and promtool" >&2
+    apt_install prometheus
+fi
+# The Debian package may start a system service on :9090; the tests run
+# their own instance on a free port, so that one is left alone.
+
+# aiperf, pinned: its export format is what tests/aiperf_e2e.rs reads.
+aiperf_version=0.13.0
+target_dir="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
+venv="$target_dir/aiperf-venv"
+if ! "$venv/bin/aiperf" --version 2>/dev/null | grep -qx "$aiperf_version"; then
+    echo "deps: installing aiperf $aiperf_version into $venv" >&2
+    rm -rf "$venv"
+    if ! python3 -m venv "$venv" 2>/dev/null; then
+        apt_install python3-venv
+        python3 -m venv "$venv"
+    fi
+    "$venv/bin/pip" install -q --disable-pip-version-check "aiperf==$aiperf_version"
+fi
+if [ ! -f "$target_dir/aiperf-tokenizer/tokenizer.json" ]; then
+    "$venv/bin/python" scripts/aiperf_tokenizer.py "$target_dir/aiperf-tokenizer" >/dev/null 2>&1
+fi
