@@ -338,3 +338,159 @@ async fn a_router_counts_finish_reasons_when_asked() {
         Some(&AttrValue::from("length"))
     );
 }
+
+/// A stream that ends in an `error` event, and a body that fails while
+/// being produced.
+#[tokio::test]
+async fn an_error_event_or_a_failing_body_is_the_error_type() {
+    let harness = Harness::new();
+    let app = Router::new()
+        .route(
+            "/v1/chat/completions",
+            post(|body: Bytes| async move {
+                let frames: Vec<Result<Bytes, std::io::Error>> = if body.starts_with(b"{\"event\"") {
+                    vec![
+                        Ok(Bytes::from_static(b"data: {\"choices\":[{\"delta\":{\"content\":\"x\"},\"finish_reason\":null}]}\n\n")),
+                        Ok(Bytes::from_static(b"data: {\"error\":{\"message\":\"engine died\"}}\n\n")),
+                    ]
+                } else {
+                    vec![
+                        Ok(Bytes::from_static(b"data: {\"choices\":[{\"delta\":{\"content\":\"x\"},\"finish_reason\":null}]}\n\n")),
+                        Err(std::io::Error::other("the generator crashed")),
+                    ]
+                };
+                Response::builder()
+                    .header(header::CONTENT_TYPE, "text/event-stream")
+                    .body(Body::from_stream(futures_util::stream::iter(frames)))
+                    .unwrap()
+            }),
+        )
+        .layer(OpenAiLayer::new(&harness.meter).models(["llama"]));
+    exchange(
+        app.clone(),
+        "/v1/chat/completions",
+        r#"{"event":1,"model":"llama","stream":true}"#,
+    )
+    .await;
+    let request = Request::post("/v1/chat/completions")
+        .body(Body::from(r#"{"model":"llama","stream":true}"#))
+        .unwrap();
+    let response = app.oneshot(request).await.unwrap();
+    assert!(
+        response.into_body().collect().await.is_err(),
+        "the body failed"
+    );
+    let errors: Vec<Option<String>> = harness
+        .points_of(DURATION)
+        .iter()
+        .map(|p| p.str_attr("error.type").map(str::to_owned))
+        .collect();
+    assert_eq!(errors.len(), 2, "{errors:?}");
+    assert!(
+        errors.contains(&Some("error_event".to_owned())),
+        "{errors:?}"
+    );
+    assert!(
+        errors.contains(&Some("body_error".to_owned())),
+        "{errors:?}"
+    );
+}
+
+/// With the GenAI draft's names, the cached tokens of `usage` are counted,
+/// with the modality the server declares.
+#[tokio::test]
+async fn the_drafts_counters_get_cached_tokens_and_the_declared_modality() {
+    let harness = Harness::new();
+    let meter = harness
+        .meter
+        .with_semconv_opt_in(nemo_lens::SemconvOptIn::parse("gen_ai_latest_experimental"));
+    let app = Router::new()
+        .route(
+            "/v1/chat/completions",
+            post(|| async { chat_stream(3, Duration::from_millis(1), true, false) }),
+        )
+        .layer(
+            OpenAiLayer::new(&meter)
+                .models(["llama"])
+                .token_modality(nemo_lens::instruments::TokenModality::Unknown),
+        );
+    exchange(
+        app,
+        "/v1/chat/completions",
+        r#"{"model":"llama","stream":true}"#,
+    )
+    .await;
+    let cached = single(
+        &harness,
+        "gen_ai.client.inference.usage.cache_read.input_tokens",
+    );
+    assert_eq!(cached.number(), 3.0);
+    assert_eq!(cached.str_attr("gen_ai.token.modality"), Some("unknown"));
+    assert_eq!(
+        single(&harness, "gen_ai.client.inference.usage.output_tokens").number(),
+        3.0
+    );
+    assert!(
+        harness.points_of(TOKENS).is_empty(),
+        "no gen_ai.client.token.usage"
+    );
+}
+
+/// Through a real HTTP server: a streamed response that declares its
+/// length is done once that many bytes went out, even though the server
+/// stops polling the body there.
+#[tokio::test]
+async fn a_response_with_a_declared_length_ends_when_its_bytes_are_sent() {
+    use futures_util::StreamExt;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let harness = Harness::new();
+    const BODY: &str = "data: {\"choices\":[{\"delta\":{\"content\":\"x\"},\"finish_reason\":\"stop\"}],\"usage\":{\"completion_tokens\":1}}\n\n";
+    let app = Router::new()
+        .route(
+            "/v1/chat/completions",
+            post(|| async {
+                let frames = futures_util::stream::iter([Ok::<_, Infallible>(Bytes::from_static(
+                    BODY.as_bytes(),
+                ))])
+                .chain(futures_util::stream::pending());
+                Response::builder()
+                    .header(header::CONTENT_TYPE, "text/event-stream")
+                    .header(header::CONTENT_LENGTH, BODY.len())
+                    .body(Body::from_stream(frames))
+                    .unwrap()
+            }),
+        )
+        .layer(OpenAiLayer::new(&harness.meter).models(["llama"]));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = tokio::spawn(async move { axum::serve(listener, app).await });
+
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let body = r#"{"model":"llama","stream":true}"#;
+    let request = format!(
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut response = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(5), async {
+        let mut buf = [0u8; 4096];
+        while !String::from_utf8_lossy(&response).ends_with(BODY) {
+            let n = stream.read(&mut buf).await.unwrap();
+            assert!(n > 0, "the server closed early");
+            response.extend_from_slice(&buf[..n]);
+        }
+    })
+    .await;
+    assert!(read.is_ok(), "{}", String::from_utf8_lossy(&response));
+    // The server drops the body once its declared length is out.
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while harness.points_of(DURATION).is_empty() && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let duration = single(&harness, DURATION);
+    assert_eq!(duration.attr("error.type"), None, "{duration:?}");
+    assert_eq!(tokens(&harness, "output"), (1, 1.0));
+    server.abort();
+}

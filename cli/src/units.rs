@@ -27,11 +27,6 @@ pub fn grafana_unit(unit: &str) -> String {
     known.to_owned()
 }
 
-/// Whether `unit` is a UCUM duration (`ns` to `d`).
-pub(crate) fn is_duration(unit: &str) -> bool {
-    matches!(unit, "ns" | "us" | "ms" | "s" | "min" | "h" | "d")
-}
-
 /// The unit of a per-second rate of a quantity in `unit`.
 pub(crate) fn grafana_rate_unit(unit: &str) -> String {
     match unit {

@@ -13,22 +13,27 @@ type Provider = dyn MeterProvider + Send + Sync;
 
 #[derive(Default)]
 struct Registry {
-    provider: Option<Weak<Provider>>,
+    /// The provider the cached meters were made on, and the opt-in they
+    /// follow.
+    provider: Option<(Weak<Provider>, SemconvOptIn)>,
     meters: HashMap<Cow<'static, str>, Meter>,
-    /// The opt-in of the setup that installed the global provider.
-    semconv: Option<SemconvOptIn>,
+    /// The opt-in a setup chose for the provider it installed.
+    installed: Option<(Weak<Provider>, SemconvOptIn)>,
 }
 
 static REGISTRY: Mutex<Option<Registry>> = Mutex::new(None);
 
-/// Notes the opt-in of a setup that installs the global provider: meters
-/// from [`get_meter`] follow it.
+/// Notes the opt-in of a setup that has just installed the global provider:
+/// meters from [`get_meter`] follow it while that provider is installed.
 pub(crate) fn set_semconv_opt_in(opt_in: SemconvOptIn) {
+    let provider = opentelemetry::global::meter_provider();
     let mut guard = REGISTRY.lock().unwrap_or_else(PoisonError::into_inner);
     let registry = guard.get_or_insert_with(Registry::default);
-    registry.semconv = Some(opt_in);
-    // Meters built under the previous provider are dropped on the next
-    // look-up, which sees the new provider.
+    registry.installed = Some((Arc::downgrade(&provider), opt_in));
+    // A look-up between the install and this call may have cached a meter
+    // with the environment's opt-in.
+    registry.provider = None;
+    registry.meters.clear();
 }
 
 /// The meter named `name` of the global OpenTelemetry provider.
@@ -58,22 +63,33 @@ pub fn get_meter(name: impl Into<Cow<'static, str>>) -> Meter {
     let same_provider = registry
         .provider
         .as_ref()
-        .is_some_and(|known| Weak::ptr_eq(known, &Arc::downgrade(&provider)));
+        .is_some_and(|(known, _)| Weak::ptr_eq(known, &Arc::downgrade(&provider)));
     if !same_provider {
         registry.meters.clear();
-        registry.provider = Some(Arc::downgrade(&provider));
+        let installed = registry
+            .installed
+            .as_ref()
+            .filter(|(known, _)| Weak::ptr_eq(known, &Arc::downgrade(&provider)))
+            .map(|(_, opt_in)| opt_in.clone());
+        // Read once per provider, not on every look-up.
+        let opt_in = installed.unwrap_or_else(|| {
+            std::env::var(SEMCONV_STABILITY_OPT_IN)
+                .map(|value| SemconvOptIn::parse(&value))
+                .unwrap_or_default()
+        });
+        registry.provider = Some((Arc::downgrade(&provider), opt_in));
     }
-    let semconv = registry.semconv.clone().unwrap_or_else(|| {
-        std::env::var(SEMCONV_STABILITY_OPT_IN)
-            .map(|value| SemconvOptIn::parse(&value))
-            .unwrap_or_default()
-    });
+    let opt_in = registry
+        .provider
+        .as_ref()
+        .map(|(_, opt_in)| opt_in.clone())
+        .unwrap_or_default();
     registry
         .meters
         .entry(name.clone())
         .or_insert_with(|| {
             Meter::new(provider.meter_with_scope(InstrumentationScope::builder(name).build()))
-                .with_semconv_opt_in(semconv)
+                .with_semconv_opt_in(opt_in)
         })
         .clone()
 }

@@ -6,11 +6,17 @@
 //! same way: by default they keep the names they shipped with; a value in
 //! `OTEL_SEMCONV_STABILITY_OPT_IN` (comma-separated) switches an area to its
 //! newer names, and the value with `/dup` appended records both, so
-//! dashboards can migrate while old and new series overlap. nemo-lens reads
-//! `gen_ai_latest_experimental` ([`GEN_AI_LATEST_EXPERIMENTAL`]); a set
-//! declared with the derive may gate its own instruments on any value.
-//! Values nobody declared change nothing, since several libraries read the
-//! same variable.
+//! dashboards can migrate while old and new series overlap (as `http/dup`
+//! and `database/dup` do). nemo-lens reads `gen_ai_latest_experimental`
+//! ([`GEN_AI_LATEST_EXPERIMENTAL`]); a set declared with the derive may gate
+//! its own instruments on any value. Values nobody declared change nothing,
+//! since several libraries read the same variable.
+//!
+//! `gen_ai_latest_experimental/dup` is nemo-lens's own: OpenTelemetry's
+//! Python instrumentations define no `/dup` for GenAI and ignore the value,
+//! so a Python process given it keeps the old names, which the Rust side
+//! records too. Parsing follows theirs otherwise: entries trimmed, matched
+//! exactly (case-sensitive), `X/dup` winning over `X`.
 
 use std::fmt;
 use std::sync::Arc;

@@ -50,8 +50,9 @@ use crate::TokenModality;
 /// `text_completion`), `gen_ai.provider.name` (default `nemo`) and, when set
 /// and not empty, `gen_ai.request.model`, `gen_ai.response.model`,
 /// `server.address` and `server.port`. `error.type` is attached to the request
-/// duration only, as the conventions place it. With the fields Python
-/// nemo-lens knows, the exported data is exactly Python's.
+/// duration only, as the conventions place it (and, with the draft's names,
+/// to the per-call input-token histogram). With the fields Python nemo-lens
+/// knows, the exported data is exactly Python's.
 ///
 /// The token fields follow the meter's semantic-convention opt-in
 /// ([`SemconvOptIn`](lens_core::SemconvOptIn)): `gen_ai.client.token.usage`
@@ -234,7 +235,8 @@ pub fn record_inference_metrics(meter: &Meter, metrics: &InferenceMetrics) {
 /// Every measurement carries `gen_ai.operation.name` (default `chat`),
 /// `gen_ai.provider.name` (default `nemo`) and, when set, the request and
 /// response models, `server.address` and `server.port`; `error.type` goes on
-/// the operation duration only. To time a call rather than fill the fields
+/// the operation duration only (and, with the draft's names, on the per-call
+/// token histograms). To time a call rather than fill the fields
 /// by hand, use [`ModelCall`](crate::ModelCall).
 ///
 /// ```

@@ -150,12 +150,14 @@ impl Ended for InferenceMetrics {
     fn ended(&mut self, meter: &Meter, measured: Measured, error_type: Option<StringValue>) {
         self.request_duration_s = Some(measured.duration_s);
         // A failed request records its duration and the prompt it was given;
-        // what it produced is not a response, so neither are its token count
-        // and timings.
+        // what it produced is not a response, so neither are its token counts
+        // (reasoning tokens included) and timings.
         if error_type.is_none() {
             self.output_tokens = measured.outputs;
             self.time_to_first_token_s = measured.to_first_s;
             self.time_per_output_token_s = measured.per_output_s;
+        } else {
+            self.reasoning_output_tokens = None;
         }
         self.error_type = error_type;
         self.record(meter);

@@ -185,6 +185,13 @@ fn field(cx: &mut Ctxt, field: &syn::Field) -> Option<Field> {
         } else if name == "attribute" {
             let parsed = attribute(cx, attr);
             match (&role, parsed) {
+                (Some(Role::Attribute(_)), _) => cx.error(
+                    attr,
+                    format!(
+                        "field `{ident}` is already declared with #[attribute]: a field holds one \
+                         attribute; split it into two fields"
+                    ),
+                ),
                 (Some(existing), _) => already_declared(cx, attr, &ident, role_name(existing)),
                 (None, Some(decl)) => role = Some(Role::Attribute(decl)),
                 (None, None) => broken = true,
@@ -523,8 +530,6 @@ fn number_literal(expr: &Expr) -> Option<f64> {
 
 /// `T` of `Option<T>`, also when written `std::option::Option<T>` or
 /// `::core::option::Option<T>`.
-/// `T` of `Option<T>`, spelled `Option`, `std::option::Option` or
-/// `core::option::Option`.
 fn option_inner(ty: &Type) -> Option<&Type> {
     generic_inner(
         ty,

@@ -14,8 +14,6 @@ use crate::model::{Container, Field, GateDecl, GateKind, InstrumentDecl, Only, R
 
 const NAME_MAX: usize = 255;
 const UNIT_MAX: usize = 63;
-/// Units that say "this is a duration": a gauge keeps only the last one.
-const DURATION_UNITS: [&str; 6] = ["ns", "us", "ms", "s", "min", "h"];
 
 /// Checks `container`, reporting every violation into `cx`.
 pub fn check<'a>(cx: &mut Ctxt, container: &'a Container) -> Checked<'a> {
@@ -309,7 +307,7 @@ fn check_unit(cx: &mut Ctxt, unit: &str, kind: InstrumentKind, node: &LitStr) {
             format!("unit `{unit}` is not ASCII; write UCUM units such as `us` rather than `µs`"),
         );
     }
-    if kind == InstrumentKind::Gauge && DURATION_UNITS.contains(&unit) {
+    if kind == InstrumentKind::Gauge && lens_naming::is_duration(unit) {
         cx.error(
             node,
             format!(

@@ -18,6 +18,16 @@ use std::borrow::Cow;
 /// Appended to counter (monotonic sum) names by the exporter.
 pub const COUNTER_SUFFIX: &str = "_total";
 
+/// The UCUM units of a duration: a value in one of them belongs on a
+/// histogram (a gauge keeps only the last one and loses the p99), and its
+/// rates and quantiles are charted as times.
+pub const DURATION_UNITS: [&str; 7] = ["ns", "us", "ms", "s", "min", "h", "d"];
+
+/// Whether `unit` is one of [`DURATION_UNITS`].
+pub fn is_duration(unit: &str) -> bool {
+    DURATION_UNITS.contains(&unit)
+}
+
 /// The series a histogram family `x` is exported as: `x_bucket`, `x_sum`,
 /// `x_count`.
 pub const HISTOGRAM_SUFFIXES: [&str; 3] = ["_bucket", "_sum", "_count"];

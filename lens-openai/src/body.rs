@@ -10,15 +10,22 @@ use pin_project_lite::pin_project;
 
 use crate::json::{Field, Found, JsonScan, Sink};
 use crate::layer::Config;
-use crate::recording::{store_model, ModelSlot, Recording, BODY_ERROR, CANCELLED};
+use crate::recording::{store_model, ModelSlot, Recording, BODY_ERROR};
 
-/// Calls `read` with each contiguous piece of `data`.
-fn each_piece(data: &impl Buf, mut read: impl FnMut(&[u8])) {
+/// Calls `read` with each contiguous piece of `data`; `false` when the
+/// pieces did not hold all of it (a buffer of more than a few pieces, which
+/// no HTTP body of bytes is), so that the reader can stop rather than read
+/// a frame with a hole in it.
+fn each_piece(data: &impl Buf, mut read: impl FnMut(&[u8])) -> bool {
     let mut pieces = [std::io::IoSlice::new(&[]); 8];
     let filled = data.chunks_vectored(&mut pieces);
-    for piece in &pieces[..filled] {
-        read(piece);
+    let whole = pieces[..filled].iter().map(|p| p.len()).sum::<usize>() == data.remaining();
+    if whole {
+        for piece in &pieces[..filled] {
+            read(piece);
+        }
     }
+    whole
 }
 
 /// The request body's `model`, found as the handler reads the body.
@@ -89,9 +96,9 @@ impl<B: Body> Body for RequestBody<B> {
                     slot,
                     found: false,
                 };
-                each_piece(data, |piece| scan.feed(piece, &mut sink));
+                let whole = each_piece(data, |piece| scan.feed(piece, &mut sink));
                 // The top-level `model` is all the layer needs of a request.
-                if sink.found || scan.is_stopped() {
+                if sink.found || scan.is_stopped() || !whole {
                     *this.scan = None;
                 }
             }
@@ -110,35 +117,36 @@ impl<B: Body> Body for RequestBody<B> {
 
 pin_project! {
     /// A response body, read as it is sent: the request is recorded when it
-    /// ends, or as cancelled when it is dropped before its end (the client
-    /// went away). Data passes through unchanged.
+    /// ends (its last frame, or its declared length, went out), or as
+    /// cancelled when it is dropped before its end (the client went away).
+    /// Data passes through unchanged.
     #[derive(Debug)]
     pub struct MeteredBody<B> {
         #[pin]
         inner: B,
         recording: Option<Recording>,
-    }
-
-    impl<B> PinnedDrop for MeteredBody<B> {
-        fn drop(this: Pin<&mut Self>) {
-            let this = this.project();
-            if let Some(recording) = this.recording.take() {
-                recording.fail(CANCELLED);
-            }
-        }
+        // Bytes still to send when the length was declared: a server stops
+        // polling, and drops the body, once it has sent that many.
+        remaining: Option<u64>,
     }
 }
 
 impl<B: Body> MeteredBody<B> {
-    pub(crate) fn new(inner: B, mut recording: Option<Recording>) -> Self {
+    /// `declared` is the response's `Content-Length`, if it has one.
+    pub(crate) fn new(inner: B, mut recording: Option<Recording>, declared: Option<u64>) -> Self {
+        let remaining = declared.or(inner.size_hint().exact());
         // A server never polls a body that says it has ended (an empty
         // one): its response is complete now, not cancelled later.
-        if inner.is_end_stream() {
+        if inner.is_end_stream() || remaining == Some(0) {
             if let Some(recording) = recording.take() {
                 recording.end();
             }
         }
-        MeteredBody { inner, recording }
+        MeteredBody {
+            inner,
+            recording,
+            remaining,
+        }
     }
 }
 
@@ -152,22 +160,30 @@ impl<B: Body> Body for MeteredBody<B> {
     ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
         let mut this = self.project();
         let frame = ready!(this.inner.as_mut().poll_frame(cx));
-        if let Some(recording) = this.recording.as_mut() {
-            match &frame {
-                Some(Ok(frame)) => {
-                    if let Some(data) = frame.data_ref() {
-                        each_piece(data, |piece| recording.data(piece));
+        let Some(recording) = this.recording.as_mut() else {
+            return Poll::Ready(frame);
+        };
+        let ended = match &frame {
+            Some(Ok(frame)) => {
+                if let Some(data) = frame.data_ref() {
+                    if !each_piece(data, |piece| recording.data(piece)) {
+                        recording.stop_reading();
+                    }
+                    if let Some(remaining) = this.remaining.as_mut() {
+                        *remaining = remaining.saturating_sub(data.remaining() as u64);
                     }
                 }
-                Some(Err(_)) => {
-                    if let Some(recording) = this.recording.take() {
-                        recording.fail(BODY_ERROR);
-                    }
-                }
-                None => {}
+                *this.remaining == Some(0) || this.inner.is_end_stream()
             }
-        }
-        if frame.is_none() || this.inner.is_end_stream() {
+            Some(Err(_)) => {
+                if let Some(recording) = this.recording.take() {
+                    recording.fail(BODY_ERROR);
+                }
+                false
+            }
+            None => true,
+        };
+        if ended {
             if let Some(recording) = this.recording.take() {
                 recording.end();
             }

@@ -22,16 +22,19 @@ use std::sync::LazyLock;
 use memchr::memmem::Finder;
 
 struct Keys {
-    content: Finder<'static>,
-    text: Finder<'static>,
-    reasoning: Finder<'static>,
+    /// The keys of generated text: content, completions' text, reasoning,
+    /// a tool call's arguments.
+    content: [Finder<'static>; 4],
     finish_reason: Finder<'static>,
 }
 
 static KEYS: LazyLock<Keys> = LazyLock::new(|| Keys {
-    content: Finder::new(b"\"content\""),
-    text: Finder::new(b"\"text\""),
-    reasoning: Finder::new(b"\"reasoning_content\""),
+    content: [
+        Finder::new(b"\"content\""),
+        Finder::new(b"\"text\""),
+        Finder::new(b"\"reasoning_content\""),
+        Finder::new(b"\"arguments\""),
+    ],
     finish_reason: Finder::new(b"\"finish_reason\""),
 });
 
@@ -68,15 +71,15 @@ pub(crate) fn glance(chunk: &[u8], layout: &mut Layout) -> Glance {
         Some(value) if value.starts_with(b"null") => {}
         _ => return Glance::More,
     }
-    let candidates = [&keys.content, &keys.text, &keys.reasoning];
+    let candidates = &keys.content;
     if let Some((key, at)) = layout.content_at {
-        if let Some(value) = value_at(chunk, at, candidates[key]) {
+        if let Some(value) = candidates.get(key).and_then(|k| value_at(chunk, at, k)) {
             if non_empty_string(value) {
                 return Glance::Words { content: true };
             }
         }
     }
-    for (i, key) in candidates.into_iter().enumerate() {
+    for (i, key) in candidates.iter().enumerate() {
         if let Some(at) = find_value(chunk, key, non_empty_string) {
             layout.content_at = Some((i, at));
             return Glance::Words { content: true };

@@ -22,8 +22,9 @@ pub(crate) enum Field {
     ReasoningTokens,
     /// `choices[i].finish_reason`.
     FinishReason,
-    /// Generated text: `choices[i].delta.content` (or `reasoning_content`),
-    /// `choices[i].message.content`, `choices[i].text`.
+    /// Generated text: `choices[i].delta.content` (or `reasoning_content`,
+    /// or a tool call's `function.arguments`), the same under `message`,
+    /// and `choices[i].text`.
     Content,
     /// A top-level `error`: the body reports a failure.
     Error,
@@ -73,6 +74,9 @@ enum Key {
     Content,
     ReasoningContent,
     Text,
+    ToolCalls,
+    Function,
+    Arguments,
     Error,
     Other,
 }
@@ -95,6 +99,9 @@ impl Key {
             b"content" => Key::Content,
             b"reasoning_content" => Key::ReasoningContent,
             b"text" => Key::Text,
+            b"tool_calls" => Key::ToolCalls,
+            b"function" => Key::Function,
+            b"arguments" => Key::Arguments,
             b"error" => Key::Error,
             _ => Key::Other,
         }
@@ -122,6 +129,9 @@ fn field_of(path: &[Seg]) -> Option<Field> {
         [K(Choices), Index, K(FinishReason)] => Field::FinishReason,
         [K(Choices), Index, K(Text)] => Field::Content,
         [K(Choices), Index, K(Delta | Message), K(Content | ReasoningContent)] => Field::Content,
+        [K(Choices), Index, K(Delta | Message), K(ToolCalls), Index, K(Function), K(Arguments)] => {
+            Field::Content
+        }
         _ => return None,
     })
 }
@@ -275,7 +285,17 @@ impl JsonScan {
                         self.state = State::AfterValue;
                     }
                 }
-                _ if b.is_ascii_whitespace() => i += 1,
+                // Between tokens only: inside a key a space is part of it.
+                State::Value
+                | State::ValueOrEnd
+                | State::AfterValue
+                | State::KeyOrEnd
+                | State::KeyStart
+                | State::Colon
+                    if b.is_ascii_whitespace() =>
+                {
+                    i += 1
+                }
                 State::Value => {
                     self.value(b, sink);
                     i += 1;
@@ -556,10 +576,31 @@ mod tests {
     }
 
     #[test]
+    fn a_space_inside_a_key_is_part_of_it() {
+        assert_eq!(
+            scan(r#"{"mo del":"x","model" : "m"}"#),
+            seen(&[(Field::Model, "m")])
+        );
+    }
+
+    #[test]
+    fn tool_call_arguments_are_content() {
+        let chunk = r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"name":"f","arguments":"{\"a\""}}]},"finish_reason":null}]}"#;
+        assert_eq!(
+            scan(chunk),
+            seen(&[
+                (Field::Content, "content empty=false"),
+                (Field::FinishReason, "null")
+            ])
+        );
+    }
+
+    #[test]
     fn an_error_body() {
         let error =
             r#"{"error": {"message": "The model `x` does not exist.", "code": "model_not_found"}}"#;
         assert_eq!(scan(error), seen(&[(Field::Error, "other")]));
+        assert_eq!(scan(r#"{"error": null}"#), seen(&[(Field::Error, "null")]));
     }
 
     #[test]

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use lens_core::Meter;
+use lens_instruments::TokenModality;
 use opentelemetry::StringValue;
 use tower_layer::Layer;
 
@@ -69,17 +70,24 @@ pub(crate) struct Config {
     pub server_port: Option<u16>,
     /// Whether to count responses by finish reason.
     pub count_finished: bool,
+    pub token_modality: TokenModality,
 }
 
 impl Config {
-    /// The attribute value for a `model` as written in a body (escapes
-    /// included: no model name needs one).
-    pub(crate) fn model(&self, written: &[u8]) -> StringValue {
+    /// The index of a `model` as written in a body (escapes included: no
+    /// model name needs one) among the declared models.
+    pub(crate) fn model_index(&self, written: &[u8]) -> Option<usize> {
         self.models
             .iter()
-            .find(|m| m.as_str().as_bytes() == written)
-            .cloned()
-            .unwrap_or_else(|| StringValue::from(UNDECLARED_MODEL))
+            .position(|m| m.as_str().as_bytes() == written)
+    }
+
+    /// The attribute value for a `model` as written in a body.
+    pub(crate) fn model(&self, written: &[u8]) -> StringValue {
+        match self.model_index(written) {
+            Some(i) => self.models[i].clone(),
+            None => StringValue::from(UNDECLARED_MODEL),
+        }
     }
 }
 
@@ -96,6 +104,7 @@ impl OpenAiLayer {
                 server_address: None,
                 server_port: None,
                 count_finished: false,
+                token_modality: TokenModality::Text,
             }),
         }
     }
@@ -138,6 +147,15 @@ impl OpenAiLayer {
         self.config(|c| c.server_port = Some(port))
     }
 
+    /// `gen_ai.token.modality` of the token counters recorded with the GenAI
+    /// draft's names (`OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental`):
+    /// `text` by default, for a text-only server; the layer cannot tell a
+    /// multimodal prompt's tokens apart, so a server taking images or audio
+    /// says [`TokenModality::Unknown`], as the conventions advise.
+    pub fn token_modality(self, modality: TokenModality) -> Self {
+        self.config(|c| c.token_modality = modality)
+    }
+
     /// Counts each response by its finish reason in
     /// `nemo.inference.requests.finished`
     /// ([`SchedulingMetrics`](lens_instruments::serving::SchedulingMetrics)):
@@ -149,6 +167,13 @@ impl OpenAiLayer {
     /// went away as `abort`; an error response as `error`.
     pub fn count_finish_reasons(self, count: bool) -> Self {
         self.config(|c| c.count_finished = count)
+    }
+}
+
+#[cfg(test)]
+impl OpenAiLayer {
+    pub(crate) fn config_for_tests(&self) -> Arc<Config> {
+        Arc::clone(&self.config)
     }
 }
 

@@ -19,7 +19,8 @@ use crate::sse::SseSplit;
 
 /// `error.type` of a response whose client went away before its end.
 pub const CANCELLED: &str = "cancelled";
-/// `error.type` of a stream that carried an `error` event.
+/// `error.type` of a response that reported an `error` (a stream's error
+/// event, or an error in a successful status's body).
 pub const ERROR_EVENT: &str = "error_event";
 /// `error.type` of a response body that failed while being produced.
 pub const BODY_ERROR: &str = "body_error";
@@ -66,9 +67,7 @@ const UNDECLARED: u32 = u32::MAX;
 /// Stores the attribute of `written` in `slot`.
 pub(crate) fn store_model(config: &Config, slot: &ModelSlot, written: &[u8]) {
     let index = config
-        .models
-        .iter()
-        .position(|m| m.as_str().as_bytes() == written)
+        .model_index(written)
         .map_or(UNDECLARED, |i| i as u32 + 1);
     slot.store(index, Ordering::Relaxed);
 }
@@ -126,6 +125,7 @@ impl Sink for Reader<'_> {
             (Field::FinishReason, Found::Str { bytes, .. }) => {
                 seen.finish_reason = finish_reason(bytes).or(seen.finish_reason);
             }
+            (Field::Error, Found::Null) => {}
             (Field::Error, _) => seen.error_event = true,
             _ => {}
         }
@@ -163,7 +163,8 @@ impl Recording {
     pub(crate) fn start(config: Arc<Config>, operation: Operation, model: ModelSlot) -> Self {
         let mut request = InferenceRequest::start(&config.meter)
             .operation_name(operation.name())
-            .provider_name(config.provider_name.clone());
+            .provider_name(config.provider_name.clone())
+            .token_modality(config.token_modality);
         if let Some(address) = &config.server_address {
             request = request.server_address(address.clone());
         }
@@ -207,6 +208,12 @@ impl Recording {
             }
             _ => Mode::Opaque,
         };
+    }
+
+    /// Stops reading the body: what follows cannot be read (it came in a
+    /// form the readers do not follow); the request is still timed.
+    pub(crate) fn stop_reading(&mut self) {
+        self.mode = Mode::Opaque;
     }
 
     /// Reads the next piece of the response body.
@@ -307,8 +314,15 @@ impl Recording {
 }
 
 impl Drop for Recording {
+    /// Dropped before its end: the client went away (the response future or
+    /// body was dropped), or a panic unwound through the handler.
     fn drop(&mut self) {
-        self.record(Some(StringValue::from(CANCELLED)));
+        let error = if std::thread::panicking() {
+            lens_instruments::DROPPED_ERROR_TYPE
+        } else {
+            CANCELLED
+        };
+        self.record(Some(StringValue::from(error)));
     }
 }
 
@@ -331,5 +345,91 @@ fn read_event(event: &[u8], scan: &mut JsonScan, layout: &mut Layout, reader: &m
     if reader.seen.chunk_content {
         reader.seen.content_chunks += 1;
         reader.seen.first_content.get_or_insert_with(Instant::now);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config() -> Arc<Config> {
+        let layer = crate::OpenAiLayer::new(&lens_core::Meter::noop()).models(["llama"]);
+        layer.config_for_tests()
+    }
+
+    fn streamed(config: &Arc<Config>) -> Recording {
+        let mut recording =
+            Recording::start(Arc::clone(config), Operation::Chat, ModelSlot::default());
+        let head = http::Response::builder()
+            .header(CONTENT_TYPE, "text/event-stream; charset=utf-8")
+            .body(())
+            .unwrap()
+            .into_parts()
+            .0;
+        recording.response(&head);
+        recording
+    }
+
+    /// What a stream showed, in a form that compares.
+    fn summary(seen: &Seen) -> String {
+        format!(
+            "model={:?} first={} chunks={} prompt={:?} completion={:?} cached={:?} finish={:?} error={}",
+            seen.response_model.as_ref().map(|m| m.as_str().to_owned()),
+            seen.first_content.is_some(),
+            seen.content_chunks,
+            seen.prompt_tokens,
+            seen.completion_tokens,
+            seen.cached_tokens,
+            seen.finish_reason,
+            seen.error_event,
+        )
+    }
+
+    const STREAM: &str = concat!(
+        "data: {\"object\":\"chat.completion.chunk\",\"model\":\"llama\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"finish_reason\":null}]}\n\n",
+        ": a comment\r\n\r\n",
+        "data: {\"object\":\"chat.completion.chunk\",\"model\":\"llama\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"one\"},\"finish_reason\":null}]}\n\n",
+        "data: {\"object\": \"chat.completion.chunk\", \"model\": \"llama\", \"choices\": [{\"index\": 0, \"delta\": {\"content\": \" two\"}, \"finish_reason\": null}]}\r\n\r\n",
+        "data: {\"object\":\"chat.completion.chunk\",\"model\":\"llama\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\" three\"},\"finish_reason\":null}]}\n\n",
+        "data: {\"object\":\"chat.completion.chunk\",\"model\":\"llama\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\".\"},\"finish_reason\":\"stop\"}]}\n\n",
+        "data: {\"object\":\"chat.completion.chunk\",\"model\":\"llama\",\"choices\":[],\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":4,\"prompt_tokens_details\":{\"cached_tokens\":5}}}\n\n",
+        "data: [DONE]\n\n",
+    );
+
+    #[test]
+    fn a_stream_reads_the_same_however_it_is_split() {
+        let config = config();
+        let mut whole = streamed(&config);
+        whole.data(STREAM.as_bytes());
+        let expected = summary(&whole.seen);
+        assert_eq!(
+            expected,
+            "model=Some(\"llama\") first=true chunks=4 prompt=Some(9) completion=Some(4) \
+             cached=Some(5) finish=Some(Stop) error=false"
+        );
+        let bytes = STREAM.as_bytes();
+        for at in 0..bytes.len() {
+            let mut split = streamed(&config);
+            split.data(&bytes[..at]);
+            split.data(&bytes[at..]);
+            assert_eq!(summary(&split.seen), expected, "split at {at}");
+        }
+        let mut byte_by_byte = streamed(&config);
+        for byte in bytes.chunks(1) {
+            byte_by_byte.data(byte);
+        }
+        assert_eq!(summary(&byte_by_byte.seen), expected, "byte by byte");
+    }
+
+    #[test]
+    fn an_error_event_is_an_error_and_a_null_error_is_not() {
+        let config = config();
+        let mut failed = streamed(&config);
+        failed.data(b"data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"delta\":{\"content\":\"x\"},\"finish_reason\":null}]}\n\n");
+        failed.data(b"data: {\"error\":{\"message\":\"engine died\",\"code\":500}}\n\n");
+        assert!(failed.seen.error_event);
+        let mut fine = streamed(&config);
+        fine.data(b"data: {\"error\":null,\"choices\":[{\"delta\":{\"content\":\"x\"},\"finish_reason\":null}]}\n\n");
+        assert!(!fine.seen.error_event);
     }
 }

@@ -89,9 +89,13 @@ where
                 if let Some(recording) = recording.as_mut() {
                     recording.response(&head);
                 }
+                let declared = head
+                    .headers
+                    .get(http::header::CONTENT_LENGTH)
+                    .and_then(|v| v.to_str().ok()?.parse().ok());
                 Ok(Response::from_parts(
                     head,
-                    MeteredBody::new(body, recording),
+                    MeteredBody::new(body, recording, declared),
                 ))
             }
             Err(error) => {

@@ -63,7 +63,7 @@ impl SseSplit {
     /// The data of `bytes` when it is exactly one `data: ...\n\n` event
     /// and nothing is pending: how servers write chunks, read in place.
     fn whole_event<'a>(&self, bytes: &'a [u8]) -> Option<&'a [u8]> {
-        if !self.line.is_empty() || self.has_data {
+        if !self.line.is_empty() || self.has_data || self.oversized {
             return None;
         }
         let line = bytes.strip_prefix(b"data: ")?.strip_suffix(b"\n\n")?;
@@ -76,6 +76,8 @@ impl SseSplit {
         if self.line.len() + bytes.len() <= EVENT_MAX {
             self.line.extend_from_slice(bytes);
         } else {
+            // The rest of the line is dropped; the event it belongs to is
+            // skipped at its blank line.
             self.oversized = true;
         }
     }

@@ -188,8 +188,8 @@ fn checked_record(
         }
     };
     let record = if m.field_type.repeated {
-        // Several values of one histogram: each checked and recorded, the
-        // bound handle looked up once.
+        // Several values of one histogram: each checked and recorded, with
+        // the attributes looked up once for all of them.
         quote! {
             if let #p::Some(__values) = &self.#field {
                 for __raw in __values.iter().copied() {
