@@ -16,7 +16,7 @@ use std::error::Error;
 use std::time::Duration;
 
 use axum::extract::State;
-use axum::http::{header, StatusCode};
+use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
@@ -41,11 +41,15 @@ pub fn router(state: AppState) -> Router {
         .with_state(state)
 }
 
-/// `GET /metrics`: the exposition with its content type, or a 500 naming
-/// what failed. Collecting is an in-memory pass over the instruments, so it
-/// runs on the request task.
-async fn metrics(State(state): State<AppState>) -> Response {
-    match state.renderer.render() {
+/// `GET /metrics`: the exposition the scraper's `Accept` asks for (the
+/// protobuf one carries native histograms) with its content type, or a 500
+/// naming what failed. Collecting is an in-memory pass over the instruments,
+/// so it runs on the request task.
+async fn metrics(State(state): State<AppState>, headers: HeaderMap) -> Response {
+    let accept = headers
+        .get(header::ACCEPT)
+        .and_then(|value| value.to_str().ok());
+    match state.renderer.render_for(accept) {
         Ok(exposition) => (
             [(header::CONTENT_TYPE, exposition.content_type)],
             exposition.body,

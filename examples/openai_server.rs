@@ -28,7 +28,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use axum::body::{Body, Bytes};
 use axum::extract::State;
-use axum::http::{header, StatusCode};
+use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::serve::ListenerExt;
@@ -423,7 +423,7 @@ async fn models(State(engine): State<Arc<Engine>>) -> Json<Value> {
         {"id": engine.model, "object": "model", "created": 0, "owned_by": "nemo-lens"}]}))
 }
 
-async fn metrics(State(engine): State<Arc<Engine>>) -> Response {
+async fn metrics(State(engine): State<Arc<Engine>>, headers: HeaderMap) -> Response {
     let Some(renderer) = &engine.renderer else {
         return (
             StatusCode::NOT_FOUND,
@@ -431,7 +431,10 @@ async fn metrics(State(engine): State<Arc<Engine>>) -> Response {
         )
             .into_response();
     };
-    match renderer.render() {
+    let accept = headers
+        .get(header::ACCEPT)
+        .and_then(|value| value.to_str().ok());
+    match renderer.render_for(accept) {
         Ok(exposition) => (
             [(header::CONTENT_TYPE, exposition.content_type)],
             exposition.body,

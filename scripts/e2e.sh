@@ -7,6 +7,8 @@
 #  - Debian's Prometheus scraping the demo every second with the generated
 #    rules loaded, and every query of the generated dashboard and rules and
 #    of NeMo Lens's dashboard run against it (tests/prometheus_e2e.rs);
+#  - Prometheus with native histograms reading exponential histograms, its
+#    p99 against the exact one (tests/native_histograms_e2e.rs);
 #  - NVIDIA's aiperf driving the example OpenAI server, its figures held
 #    against the server's /metrics (tests/aiperf_e2e.rs).
 # scripts/deps.sh installs Prometheus (which brings promtool) with apt and
@@ -33,6 +35,11 @@ promtool check rules "$rules"
 NEMO_LENS_DEMO_BIN="$target_dir/debug/examples/demo" \
 PROMETHEUS_BIN="$(command -v prometheus)" \
     cargo test --features prometheus --test prometheus_e2e -- --ignored --nocapture
+
+# Native histograms: the p99 from Prometheus against the exact one.
+PROMETHEUS_BIN="$(command -v prometheus)" \
+PROMTOOL_BIN="$(command -v promtool)" \
+    cargo test --features prometheus --test native_histograms_e2e -- --ignored --nocapture
 
 venv="$target_dir/aiperf-venv"
 

@@ -37,7 +37,8 @@ pub use lens_core::export::console::ConsoleExporter;
 #[cfg(feature = "prometheus")]
 pub mod prometheus {
     pub use lens_core::export::prometheus::{
-        Exposition, PrometheusReader, PrometheusRenderer, RenderError, CONTENT_TYPE,
+        Exposition, Format, PrometheusReader, PrometheusRenderer, RenderError, CONTENT_TYPE,
+        PROTOBUF_CONTENT_TYPE,
     };
 }
 /// A tower layer recording the GenAI server metrics of an OpenAI-compatible

@@ -12,14 +12,17 @@
 //! ```
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+
+mod support;
+
+use support::servers::*;
 
 const MODEL: &str = "tiny-model";
 const TTFT_MS: u64 = 40;
@@ -40,25 +43,6 @@ const TTFT_TOLERANCE_MS: f64 = 15.0;
 const TTFT_TOLERANCE: f64 = 0.15;
 const TPOT_TOLERANCE_MS: f64 = 1.5;
 const TPOT_TOLERANCE: f64 = 0.15;
-
-/// Kills and reaps the child on drop, so a failed assertion leaves nothing
-/// running.
-struct Reaped(Child);
-
-impl Drop for Reaped {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 /// A path the test is given. Not named `AIPERF_*`: aiperf reads every
 /// such variable as one of its own settings.
@@ -104,20 +88,7 @@ fn start_server(port: u16) -> Reaped {
 
 /// The body of `GET /metrics`.
 fn scrape(port: u16) -> String {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
-    stream
-        .set_read_timeout(Some(Duration::from_secs(5)))
-        .unwrap();
-    stream
-        .write_all(b"GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
-        .unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).unwrap();
-    response
-        .split_once("\r\n\r\n")
-        .expect("a response")
-        .1
-        .to_owned()
+    http_get(port, "/metrics").expect("a response from /metrics")
 }
 
 /// One sample of a text exposition: its name, labels and value.

@@ -16,10 +16,9 @@
 //! builds the demo and sets `NEMO_LENS_DEMO_BIN`.
 
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -29,101 +28,12 @@ use nemo_lens::SemconvOptIn;
 use nemo_lens_cli::{builtin_sets_for, AlertPolicy, InstrumentSet};
 use serde_json::Value;
 
+mod support;
+
+use support::servers::*;
+
 const SERVICE: &str = "nemo-lens-demo";
 const RUN_ID: &str = "e2e-run";
-
-/// Kills and reaps the child on drop, so a failed assertion leaves nothing
-/// running.
-struct Reaped(Child);
-
-impl Drop for Reaped {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn encode(query: &str) -> String {
-    query
-        .bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
-}
-
-/// The body of `GET path` as JSON, or `None` if nothing answers yet.
-fn get_json(port: u16, path: &str) -> Option<Value> {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-    // HTTP/1.0 so the body is neither chunked nor kept alive.
-    let request = format!("GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
-    stream.write_all(request.as_bytes()).ok()?;
-    let mut response = String::new();
-    stream.read_to_string(&mut response).ok()?;
-    serde_json::from_str(response.split_once("\r\n\r\n")?.1).ok()
-}
-
-/// `data.result` of an instant query; `Err` carries Prometheus's error (a
-/// bad expression), `Ok(None)` means no answer yet.
-fn query(port: u16, promql: &str) -> Result<Option<Vec<Value>>, String> {
-    let Some(json) = get_json(port, &format!("/api/v1/query?query={}", encode(promql))) else {
-        return Ok(None);
-    };
-    if json["status"] != "success" {
-        return Err(format!("{promql}: {}", json["error"]));
-    }
-    Ok(json["data"]["result"].as_array().cloned())
-}
-
-/// Polls `promql` every 500 ms until it has a result, at most `timeout`;
-/// the empty result after the deadline.
-fn poll(port: u16, promql: &str, timeout: Duration) -> Vec<Value> {
-    let deadline = Instant::now() + timeout;
-    loop {
-        match query(port, promql) {
-            Ok(Some(result)) if !result.is_empty() => return result,
-            Err(e) => panic!("Prometheus rejected a query: {e}"),
-            _ => {}
-        }
-        if Instant::now() >= deadline {
-            return Vec::new();
-        }
-        std::thread::sleep(Duration::from_millis(500));
-    }
-}
-
-/// [`poll`], failing when nothing comes.
-fn wait_for(port: u16, promql: &str, timeout: Duration) -> Vec<Value> {
-    let result = poll(port, promql, timeout);
-    assert!(
-        !result.is_empty(),
-        "no result for {promql} within {timeout:?}"
-    );
-    result
-}
-
-fn label<'a>(series: &'a Value, name: &str) -> &'a str {
-    series["metric"][name].as_str().unwrap_or("")
-}
-
-fn value(series: &Value) -> f64 {
-    series["value"][1]
-        .as_str()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(f64::NAN)
-}
 
 /// A dashboard expression as Grafana sends it with this run selected.
 fn for_this_run(expr: &str) -> String {
@@ -168,7 +78,6 @@ fn start(sets: &[InstrumentSet]) -> Stack {
     let demo = PathBuf::from(
         std::env::var("NEMO_LENS_DEMO_BIN").expect("NEMO_LENS_DEMO_BIN: path of the built demo"),
     );
-    let prometheus = std::env::var("PROMETHEUS_BIN").unwrap_or_else(|_| "prometheus".into());
     let demo_port = free_port();
     let prom_port = free_port();
     let dir = std::env::temp_dir().join(format!("nemo-lens-e2e-{}", std::process::id()));
@@ -213,31 +122,17 @@ fn start(sets: &[InstrumentSet]) -> Stack {
         nemo_lens_cli::rules(sets, &AlertPolicy::default()).to_yaml(),
     )
     .unwrap();
-    let config = dir.join("prometheus.yml");
-    std::fs::write(
-        &config,
-        format!(
+    let prometheus = start_prometheus(
+        &dir,
+        prom_port,
+        &format!(
             "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n\
              rule_files:\n  - {}\n\
              scrape_configs:\n  - job_name: nemo-lens-demo\n    static_configs:\n\
              \x20     - targets: ['127.0.0.1:{demo_port}']\n",
             rules.display()
         ),
-    )
-    .unwrap();
-    let log = std::fs::File::create(dir.join("prometheus.log")).unwrap();
-    let prometheus = Reaped(
-        Command::new(&prometheus)
-            .arg(format!("--config.file={}", config.display()))
-            .arg(format!(
-                "--storage.tsdb.path={}",
-                dir.join("data").display()
-            ))
-            .arg(format!("--web.listen-address=127.0.0.1:{prom_port}"))
-            .stdout(Stdio::null())
-            .stderr(log)
-            .spawn()
-            .expect("start prometheus (set PROMETHEUS_BIN or install it)"),
+        &[],
     );
     Stack {
         demo,
@@ -701,11 +596,5 @@ fn rules_evaluate_and_have_data(port: u16, sets: &[InstrumentSet], missing: &Mis
 }
 
 fn scrape_size(port: u16) -> Option<usize> {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-    stream.write_all(b"GET /metrics HTTP/1.0\r\n\r\n").ok()?;
-    let mut response = Vec::new();
-    stream.read_to_end(&mut response).ok()?;
-    let head = response.windows(4).position(|w| w == b"\r\n\r\n")?;
-    Some(response.len() - head - 4)
+    http_get(port, "/metrics").map(|body| body.len())
 }

@@ -26,6 +26,7 @@ fn instrument_json(i: &Instrument) -> Value {
         "unit": i.unit,
         "description": i.description,
         "buckets": i.buckets,
+        "aggregation": i.aggregation.map(|a| a.as_str()),
         "fields": i.fields,
         "attribute_keys": i.attribute_keys,
         "prometheus": {

@@ -5,6 +5,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use nemo_lens::telemetry::HistogramAggregation;
 use nemo_lens::SemconvOptIn;
 use nemo_lens_cli::{builtin_sets_for, AlertPolicy, InstrumentSet};
 
@@ -59,6 +60,26 @@ struct Sets {
     /// Python nemo-lens's names).
     #[arg(long = "semconv-opt-in", value_name = "VALUE", default_value = "")]
     semconv_opt_in: String,
+    /// The service's OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION:
+    /// with `base2_exponential_bucket_histogram`, quantile queries read the
+    /// native histograms a Prometheus with native histograms stores, and the
+    /// classic buckets any other one does (default: each histogram as
+    /// declared, explicit buckets unless pinned otherwise).
+    #[arg(
+        long = "histogram-aggregation",
+        value_name = "AGGREGATION",
+        value_parser = histogram_aggregation
+    )]
+    histogram_aggregation: Option<HistogramAggregation>,
+}
+
+fn histogram_aggregation(value: &str) -> Result<HistogramAggregation, String> {
+    HistogramAggregation::from_name(value).ok_or_else(|| {
+        format!(
+            "expected `explicit_bucket_histogram` or `base2_exponential_bucket_histogram`, \
+             not `{value}`"
+        )
+    })
 }
 
 #[derive(Clone, Copy, PartialEq, ValueEnum)]
@@ -86,7 +107,10 @@ impl Sets {
         sets.into_iter()
             .zip(groups)
             .filter(|(_, b)| self.only.is_empty() || self.only.contains(b))
-            .map(|(set, _)| set)
+            .map(|(set, _)| match self.histogram_aggregation {
+                Some(default) => set.for_histogram_aggregation(default),
+                None => set,
+            })
             .collect()
     }
 }

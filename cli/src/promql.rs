@@ -37,7 +37,10 @@ pub fn grouping(first: &[&str], instrument: &Instrument) -> Vec<String> {
         .collect()
 }
 
-/// `histogram_quantile(q, sum by (le, ..) (rate(x_bucket{..}[window])))`.
+/// `histogram_quantile(q, sum by (le, ..) (rate(x_bucket{..}[window])))`;
+/// for an exponential histogram, that or the same of the native histogram
+/// `x`, in parentheses, so one expression serves a Prometheus with native
+/// histograms and one without.
 pub fn quantile(
     q: f64,
     instrument: &Instrument,
@@ -48,10 +51,18 @@ pub fn quantile(
     let bucket = instrument.prometheus.bucket()?;
     let mut labels = vec!["le".to_owned()];
     labels.extend(group.iter().cloned());
-    Some(format!(
+    let classic = format!(
         "histogram_quantile({q}, sum {} (rate({}[{window}])))",
         by(&labels),
         selector(bucket, matchers)
+    );
+    if !instrument.is_exponential() {
+        return Some(classic);
+    }
+    Some(format!(
+        "({classic} or histogram_quantile({q}, sum {} (rate({}[{window}]))))",
+        by(group),
+        selector(&instrument.prometheus.family, matchers)
     ))
 }
 

@@ -314,6 +314,33 @@ impl RuleFile {
 mod tests {
     use super::*;
     use crate::builtin_sets;
+    use nemo_lens::telemetry::HistogramAggregation;
+
+    #[test]
+    fn exponential_histograms_are_read_as_classic_or_native() {
+        let sets: Vec<_> = builtin_sets()
+            .into_iter()
+            .map(|s| s.for_histogram_aggregation(HistogramAggregation::Base2Exponential))
+            .collect();
+        let file = rules(&sets, &AlertPolicy::default());
+        let p99 = file
+            .recording
+            .iter()
+            .find(|r| r.record == "nemo_lens:gen_ai_server_request_duration_seconds:p99_rate5m")
+            .unwrap();
+        assert_eq!(
+            p99.expr,
+            "(histogram_quantile(0.99, sum by (le, service_name, nemo_run_id) \
+             (rate(gen_ai_server_request_duration_seconds_bucket[5m]))) or \
+             histogram_quantile(0.99, sum by (service_name, nemo_run_id) \
+             (rate(gen_ai_server_request_duration_seconds[5m]))))"
+        );
+        // Counters and gauges are untouched.
+        assert!(file
+            .recording
+            .iter()
+            .all(|r| !r.expr.contains("_total[5m]))) or")));
+    }
 
     #[test]
     fn quantiles_of_every_histogram_and_the_default_alerts() {

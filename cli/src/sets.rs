@@ -7,6 +7,7 @@ use nemo_lens::instruments::gym::{
 use nemo_lens::instruments::rl::RlMetrics;
 use nemo_lens::instruments::serving::SchedulingMetrics;
 use nemo_lens::instruments::{InferenceMetrics, ModelCallMetrics};
+use nemo_lens::telemetry::HistogramAggregation;
 use nemo_lens::{Descriptor, InstrumentKind, Instruments, PrometheusNames, SemconvOptIn};
 
 /// A titled list of descriptors: one derived struct, usually.
@@ -40,6 +41,20 @@ impl InstrumentSet {
     #[must_use]
     pub fn for_semconv(mut self, opt_in: &SemconvOptIn) -> Self {
         self.descriptors.retain(|d| d.semconv.is_open(opt_in));
+        self
+    }
+
+    /// The histograms of a service whose
+    /// `OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION` is
+    /// `default`: those whose declaration pins none follow it, so queries
+    /// read exponential ones as native histograms too.
+    #[must_use]
+    pub fn for_histogram_aggregation(mut self, default: HistogramAggregation) -> Self {
+        for d in &mut self.descriptors {
+            if d.kind == InstrumentKind::Histogram && d.aggregation.is_none() {
+                d.aggregation = Some(default);
+            }
+        }
         self
     }
 
@@ -114,6 +129,9 @@ pub struct Instrument {
     pub split_by: Vec<&'static str>,
     /// Family, sample and label names on a Prometheus endpoint.
     pub prometheus: PrometheusNames,
+    /// A histogram's aggregation, when its declaration or the set
+    /// ([`InstrumentSet::for_histogram_aggregation`]) says.
+    pub aggregation: Option<HistogramAggregation>,
 }
 
 impl Instrument {
@@ -128,6 +146,7 @@ impl Instrument {
             attribute_keys: Vec::new(),
             split_by: Vec::new(),
             prometheus: d.prometheus_names(),
+            aggregation: d.aggregation,
         };
         instrument.add(d);
         instrument
@@ -150,6 +169,13 @@ impl Instrument {
             .iter()
             .map(|k| nemo_lens::prometheus_label(k))
             .collect();
+    }
+
+    /// Whether Prometheus may hold it as a native histogram: exponential
+    /// histograms are native when the scraper reads them
+    /// (`--enable-feature=native-histograms`), classic otherwise.
+    pub fn is_exponential(&self) -> bool {
+        self.aggregation == Some(HistogramAggregation::Base2Exponential)
     }
 
     /// The Prometheus labels of [`split_by`](Self::split_by).

@@ -122,6 +122,22 @@ fn bad_arguments_are_errors_naming_the_value() {
 }
 
 #[test]
+fn an_unknown_histogram_aggregation_is_an_error_naming_it() {
+    let output = Command::new(env!("CARGO_BIN_EXE_nemo-lens"))
+        .args(["rules", "--histogram-aggregation", "exponential"])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("--histogram-aggregation")
+            && stderr.contains("`exponential`")
+            && stderr.contains("base2_exponential_bucket_histogram"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn promtool_accepts_the_rules() {
     let Ok(promtool) = which("promtool") else {
         // CI runs scripts/e2e.sh, which installs promtool and checks the
@@ -131,13 +147,24 @@ fn promtool_accepts_the_rules() {
     };
     let dir = std::env::temp_dir().join(format!("nemo-lens-rules-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    for opt_in in [
-        "",
-        "gen_ai_latest_experimental",
-        "gen_ai_latest_experimental/dup",
+    for (opt_in, aggregation) in [
+        ("", "explicit_bucket_histogram"),
+        ("gen_ai_latest_experimental", "explicit_bucket_histogram"),
+        (
+            "gen_ai_latest_experimental/dup",
+            "explicit_bucket_histogram",
+        ),
+        ("", "base2_exponential_bucket_histogram"),
     ] {
         let file = dir.join("nemo-lens.rules.yml");
-        std::fs::write(&file, run(&["rules", "--semconv-opt-in", opt_in])).unwrap();
+        let args = [
+            "rules",
+            "--semconv-opt-in",
+            opt_in,
+            "--histogram-aggregation",
+            aggregation,
+        ];
+        std::fs::write(&file, run(&args)).unwrap();
         let output = Command::new(&promtool)
             .arg("check")
             .arg("rules")
@@ -147,7 +174,7 @@ fn promtool_accepts_the_rules() {
         let stdout = String::from_utf8_lossy(&output.stdout);
         assert!(
             output.status.success(),
-            "promtool check rules ({opt_in:?}): {stdout}{}",
+            "promtool check rules ({opt_in:?}, {aggregation}): {stdout}{}",
             String::from_utf8_lossy(&output.stderr)
         );
         let sets = builtin_sets_for(&SemconvOptIn::parse(opt_in));

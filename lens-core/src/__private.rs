@@ -14,7 +14,10 @@ pub use opentelemetry::metrics::{
 };
 pub use opentelemetry::{Key, KeyValue, Value};
 
-pub use crate::{Descriptor, InstrumentKind, Instruments, Meter, SemconvGate, SetSlot, ValueType};
+pub use crate::{
+    pin_histogram_aggregation, Descriptor, HistogramAggregation, InstrumentKind, Instruments,
+    Meter, SemconvGate, SetSlot, ValueType,
+};
 
 pub use ::core::option::Option::{self, None, Some};
 pub use ::core::result::Result::{self, Err, Ok};

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use crate::SemconvGate;
+use crate::{HistogramAggregation, SemconvGate};
 
 /// The OpenTelemetry instrument kind of a field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -74,4 +74,7 @@ pub struct Descriptor {
     pub static_attributes: &'static [(&'static str, &'static str)],
     /// Which semantic-convention opt-in records the instrument.
     pub semconv: SemconvGate,
+    /// The aggregation a histogram's declaration pins; `None` to follow the
+    /// default (`OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION`).
+    pub aggregation: Option<HistogramAggregation>,
 }

@@ -6,6 +6,7 @@
 
 #![warn(missing_docs)]
 
+mod aggregation;
 mod cache;
 mod descriptor;
 mod global;
@@ -18,6 +19,10 @@ mod semconv;
 #[doc(hidden)]
 pub mod __private;
 
+pub use aggregation::{
+    pin_histogram_aggregation, pinned_histogram_aggregation, HistogramAggregation,
+    DEFAULT_HISTOGRAM_AGGREGATION,
+};
 pub use cache::SetSlot;
 pub use descriptor::{Descriptor, InstrumentKind, ValueType};
 pub use global::get_meter;

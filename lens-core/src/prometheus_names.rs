@@ -131,6 +131,7 @@ mod tests {
             attribute_keys: &["gen_ai.token.type", "app.kind"],
             static_attributes: &[],
             semconv: crate::SemconvGate::Always,
+            aggregation: None,
         }
     }
 

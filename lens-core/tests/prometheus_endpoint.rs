@@ -451,6 +451,7 @@ fn descriptor_prometheus_names_are_what_the_endpoint_exports_for_every_builtin_i
             attribute_keys: &["http.route"],
             static_attributes: &[],
             semconv: lens_core::SemconvGate::Always,
+            aggregation: None,
         },
         Descriptor {
             field: "queue_bytes",
@@ -463,6 +464,7 @@ fn descriptor_prometheus_names_are_what_the_endpoint_exports_for_every_builtin_i
             attribute_keys: &[],
             static_attributes: &[],
             semconv: lens_core::SemconvGate::Always,
+            aggregation: None,
         },
     ];
     record_from_descriptors(handle.meter.otel(), &[&extra]);

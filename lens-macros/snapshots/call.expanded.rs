@@ -60,6 +60,7 @@ const _: () = {
                 attribute_keys: &["app.model", "error.type"],
                 static_attributes: &[],
                 semconv: ::nemo_lens::__private::SemconvGate::Always,
+                aggregation: ::nemo_lens::__private::None,
             },
             ::nemo_lens::__private::Descriptor {
                 field: "bytes",
@@ -72,6 +73,7 @@ const _: () = {
                 attribute_keys: &["app.model"],
                 static_attributes: &[],
                 semconv: ::nemo_lens::__private::SemconvGate::Always,
+                aggregation: ::nemo_lens::__private::None,
             },
         ];
         fn build_set(meter: &::nemo_lens::__private::Meter) -> CallSet {

@@ -61,6 +61,7 @@ const _: () = {
                 attribute_keys: &[],
                 static_attributes: &[],
                 semconv: ::nemo_lens::__private::SemconvGate::Always,
+                aggregation: ::nemo_lens::__private::None,
             },
             ::nemo_lens::__private::Descriptor {
                 field: "tokens",
@@ -73,6 +74,7 @@ const _: () = {
                 attribute_keys: &["phase"],
                 static_attributes: &[("phase", "train")],
                 semconv: ::nemo_lens::__private::SemconvGate::Always,
+                aggregation: ::nemo_lens::__private::None,
             },
         ];
         fn build_set(meter: &::nemo_lens::__private::Meter) -> StepSet {

@@ -64,6 +64,7 @@ const _: () = {
                 attribute_keys: &[],
                 static_attributes: &[],
                 semconv: ::nemo_lens::__private::SemconvGate::UntilOptIn("app_latest"),
+                aggregation: ::nemo_lens::__private::None,
             },
             ::nemo_lens::__private::Descriptor {
                 field: "tokens",
@@ -76,6 +77,7 @@ const _: () = {
                 attribute_keys: &["app.modality"],
                 static_attributes: &[],
                 semconv: ::nemo_lens::__private::SemconvGate::OptIn("app_latest"),
+                aggregation: ::nemo_lens::__private::None,
             },
         ];
         fn build_set(meter: &::nemo_lens::__private::Meter) -> UsageSet {

@@ -6,7 +6,7 @@
 
 use syn::Ident;
 
-use crate::kind::{FieldType, InstrumentKind, ValueType};
+use crate::kind::{Aggregation, FieldType, InstrumentKind, ValueType};
 use crate::model::GateKind;
 use crate::model::{AttributeDecl, Container, Field, InstrumentDecl};
 
@@ -34,6 +34,8 @@ pub struct Instrument<'a> {
     pub unit_in_name: bool,
     /// `opt_in` or `until_opt_in`, and the value; `None` to always record.
     pub gate: Option<(GateKind, String)>,
+    /// The aggregation the declaration pins; `None` to follow the default.
+    pub aggregation: Option<Aggregation>,
     /// The field that declared it first, for messages.
     pub declared_by: &'a Ident,
 }

@@ -143,3 +143,35 @@ impl FieldType {
         })
     }
 }
+
+/// The aggregation a histogram declaration pins, named as
+/// `OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION` names it; the
+/// variants of lens-core's `HistogramAggregation`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Aggregation {
+    ExplicitBucket,
+    Base2Exponential,
+}
+
+impl Aggregation {
+    pub const ALL: [Aggregation; 2] = [Aggregation::ExplicitBucket, Aggregation::Base2Exponential];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Aggregation::ExplicitBucket => "explicit_bucket_histogram",
+            Aggregation::Base2Exponential => "base2_exponential_bucket_histogram",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Aggregation> {
+        Aggregation::ALL.into_iter().find(|a| a.name() == name)
+    }
+
+    /// The variant of lens-core's `HistogramAggregation`.
+    pub fn variant(self) -> proc_macro2::Ident {
+        match self {
+            Aggregation::ExplicitBucket => format_ident!("ExplicitBucket"),
+            Aggregation::Base2Exponential => format_ident!("Base2Exponential"),
+        }
+    }
+}

@@ -59,6 +59,8 @@ pub struct InstrumentDecl {
     pub field_type: Option<FieldType>,
     /// `opt_in = ".."` or `until_opt_in = ".."`.
     pub gate: Option<GateDecl>,
+    /// `aggregation = ".."`.
+    pub aggregation: Option<LitStr>,
 }
 
 /// `opt_in = "value"` (recorded when the meter opts in to `value`) or

@@ -23,7 +23,7 @@ use crate::model::{
 };
 
 const CONTAINER_KEYS: [&str; 3] = ["prefix", "crate", "setters"];
-const INSTRUMENT_KEYS: [&str; 7] = [
+const INSTRUMENT_KEYS: [&str; 8] = [
     "unit",
     "description",
     "buckets",
@@ -31,6 +31,7 @@ const INSTRUMENT_KEYS: [&str; 7] = [
     "unit_in_name",
     "opt_in",
     "until_opt_in",
+    "aggregation",
 ];
 const ATTRIBUTE_KEYS: [&str; 2] = ["default", "only"];
 
@@ -271,6 +272,7 @@ fn instrument(
         field_type: None,
         unit_in_name: None,
         gate: None,
+        aggregation: None,
     };
     let list = match &attr.meta {
         Meta::Path(_) => return Some(decl),
@@ -367,6 +369,7 @@ fn instrument_args(
             let slot = match name.as_str() {
                 "unit" => Some(&mut decl.unit),
                 "description" => Some(&mut decl.description),
+                "aggregation" => Some(&mut decl.aggregation),
                 "buckets" => None,
                 other => {
                     cx.error(&key, messages::unknown("key", other, &INSTRUMENT_KEYS));

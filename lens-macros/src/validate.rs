@@ -3,17 +3,16 @@
 //! (or not at all), and nemo-lens's own opinions. The result is the
 //! [`checked`](crate::checked) model.
 
+use lens_naming::rules;
 use quote::ToTokens;
 use syn::LitStr;
 
 use crate::checked::{Attached, Checked, Instrument, Measured};
 use crate::ctxt::Ctxt;
-use crate::kind::{FieldType, InstrumentKind, ValueType};
+use crate::kind::{Aggregation, FieldType, InstrumentKind, ValueType};
 use crate::messages;
 use crate::model::{Container, Field, GateDecl, GateKind, InstrumentDecl, Only, Role};
 
-const NAME_MAX: usize = 255;
-const UNIT_MAX: usize = 63;
 
 /// Checks `container`, reporting every violation into `cx`.
 pub fn check<'a>(cx: &mut Ctxt, container: &'a Container) -> Checked<'a> {
@@ -184,6 +183,7 @@ fn measured<'a>(
         check_unit(cx, &unit.value(), decl.kind, unit);
     }
     check_buckets(cx, decl);
+    let aggregation = aggregation(cx, decl);
     if let Some(gate) = &decl.gate {
         check_gate(cx, gate);
     }
@@ -211,6 +211,7 @@ fn measured<'a>(
                 buckets: buckets(decl),
                 unit_in_name: decl.unit_in_name.is_some(),
                 gate: gate(decl),
+                aggregation,
                 declared_by: &field.ident,
             });
             checked.instruments.len() - 1
@@ -266,55 +267,19 @@ fn name(
 
 /// The OpenTelemetry instrument name rule, as the SDK checks it at run time.
 fn check_name(cx: &mut Ctxt, name: &str, node: impl ToTokens) {
-    let problem = if name.is_empty() {
-        Some("is empty".to_owned())
-    } else if name.len() > NAME_MAX {
-        Some(format!(
-            "is {} characters long, more than {NAME_MAX}",
-            name.len()
-        ))
-    } else if !name.starts_with(|c: char| c.is_ascii_alphabetic()) {
-        Some("does not start with an ASCII letter".to_owned())
-    } else {
-        name.chars()
-            .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-' | '/')))
-            .map(|c| format!("contains {c:?}"))
-    };
-    if let Some(problem) = problem {
-        cx.error(
-            node,
-            format!(
-                "invalid instrument name `{name}`: it {problem}; OpenTelemetry names start with a \
-                 letter and use at most {NAME_MAX} of A-Z a-z 0-9 _ . - /"
-            ),
-        );
+    if let Some(problem) = rules::name_problem(name) {
+        cx.error(node, problem);
     }
 }
 
 fn check_unit(cx: &mut Ctxt, unit: &str, kind: InstrumentKind, node: &LitStr) {
-    if unit.len() > UNIT_MAX {
-        cx.error(
-            node,
-            format!(
-                "unit `{unit}` is {} characters long; OpenTelemetry allows at most {UNIT_MAX}",
-                unit.len()
-            ),
-        );
+    for problem in rules::unit_problems(unit) {
+        cx.error(node, problem);
     }
-    if !unit.is_ascii() {
-        cx.error(
-            node,
-            format!("unit `{unit}` is not ASCII; write UCUM units such as `us` rather than `µs`"),
-        );
-    }
-    if kind == InstrumentKind::Gauge && lens_naming::is_duration(unit) {
-        cx.error(
-            node,
-            format!(
-                "a gauge with duration unit `{unit}`: durations belong on a histogram, a gauge \
-                 loses the p99; use #[histogram(..)]"
-            ),
-        );
+    if kind == InstrumentKind::Gauge {
+        if let Some(problem) = rules::duration_on_gauge(unit) {
+            cx.error(node, format!("{problem}; use #[histogram(..)]"));
+        }
     }
 }
 
@@ -331,21 +296,9 @@ fn check_unit_in_name(
     unit: &str,
     decl: &InstrumentDecl,
 ) {
-    let scraped = prometheus_name(name, unit, decl.kind);
-    let spelled = lens_naming::unit_suffix(unit).and_then(|suffix| {
-        let sanitized = lens_naming::sanitize_name(name).to_ascii_lowercase();
-        unit_spellings(unit, &suffix)
-            .into_iter()
-            .find(|s| sanitized.ends_with(&format!("_{s}")))
-    });
-    match (spelled, &decl.unit_in_name) {
-        (Some(spelling), None) => {
-            // Sanitizing maps ASCII one to one, so the spelling is the same
-            // length in `name`; `get` keeps a non-ASCII name (an error
-            // reported above) from splitting a character.
-            let fixed = name
-                .get(..name.len().saturating_sub(spelling.len() + 1))
-                .unwrap_or(name);
+    let counter = decl.kind == InstrumentKind::Counter;
+    match (rules::spelled_unit(name, unit, counter), &decl.unit_in_name) {
+        (Some(spelled), None) => {
             let kind = decl.kind.attr_name();
             let series = match decl.kind {
                 InstrumentKind::Histogram => " (`_bucket`, `_sum`, `_count`)",
@@ -355,11 +308,11 @@ fn check_unit_in_name(
                 name_node,
                 format!(
                     "instrument name `{name}` already spells its unit `{unit}`, and the \
-                     Prometheus exporter appends the unit: it would be scraped as `{scraped}`{series}. \
-                     Name it `{fixed}` (scraped as `{}`), or, when the name must stay as it is on the \
+                     Prometheus exporter appends the unit: it would be scraped as `{}`{series}. \
+                     Name it `{}` (scraped as `{}`), or, when the name must stay as it is on the \
                      wire (an existing dashboard, parity with another implementation), say so with \
                      `unit_in_name`: #[{kind}(\"{name}\", unit = \"{unit}\", unit_in_name)]",
-                    prometheus_name(fixed, unit, decl.kind)
+                    spelled.scraped, spelled.fixed, spelled.fixed_scraped
                 ),
             );
         }
@@ -367,75 +320,13 @@ fn check_unit_in_name(
             flag,
             format!(
                 "`unit_in_name` is not needed: `{name}` does not spell its unit{}, it is scraped as \
-                 `{scraped}`; remove it",
-                if unit.is_empty() { String::new() } else { format!(" `{unit}`") }
+                 `{}`; remove it",
+                if unit.is_empty() { String::new() } else { format!(" `{unit}`") },
+                rules::prometheus_family(name, unit, counter)
             ),
         ),
         _ => {}
     }
-}
-
-/// The metric family name the exporter gives the instrument.
-fn prometheus_name(name: &str, unit: &str, kind: InstrumentKind) -> String {
-    let family = lens_naming::metric_name(name, unit);
-    match kind {
-        InstrumentKind::Counter => format!("{family}{}", lens_naming::COUNTER_SUFFIX),
-        _ => family,
-    }
-}
-
-/// Name endings, in lower case, that spell `unit`: the exporter's own
-/// `suffix` and the usual abbreviations (`ms`, `millis`, `sec`, `per_sec`).
-fn unit_spellings(unit: &str, suffix: &str) -> Vec<String> {
-    fn words(unit: &str) -> &'static [&'static str] {
-        match unit {
-            "ns" => &["ns", "nsec", "nanos", "nanosecond", "nanoseconds"],
-            "us" => &["us", "usec", "micros", "microsecond", "microseconds"],
-            "ms" => &["ms", "msec", "millis", "millisecond", "milliseconds"],
-            "s" => &["s", "sec", "secs", "second", "seconds"],
-            "min" => &["min", "mins", "minute", "minutes"],
-            "h" => &["h", "hr", "hrs", "hour", "hours"],
-            "d" => &["d", "day", "days"],
-            "By" | "B" => &["by", "byte", "bytes"],
-            "KiBy" => &["kib", "kibibytes"],
-            "MiBy" => &["mib", "mebibytes"],
-            "GiBy" => &["gib", "gibibytes"],
-            "TiBy" => &["tib", "tibibytes"],
-            "KBy" | "KB" => &["kb", "kilobytes"],
-            "MBy" | "MB" => &["mb", "megabytes"],
-            "GBy" | "GB" => &["gb", "gigabytes"],
-            "TBy" | "TB" => &["tb", "terabytes"],
-            "m" => &["m", "meter", "meters"],
-            "V" => &["volt", "volts"],
-            "A" => &["amp", "amps", "ampere", "amperes"],
-            "J" => &["joule", "joules"],
-            "W" => &["watt", "watts"],
-            "g" => &["gram", "grams"],
-            "Cel" => &["cel", "celsius"],
-            "Hz" => &["hz", "hertz"],
-            "1" => &["ratio"],
-            "%" => &["pct", "percent"],
-            _ => &[],
-        }
-    }
-    fn per_words(unit: &str) -> &'static [&'static str] {
-        match unit {
-            "s" => &["s", "sec", "second"],
-            "m" => &["m", "min", "minute"],
-            "h" => &["h", "hr", "hour"],
-            "d" => &["d", "day"],
-            "w" => &["w", "week"],
-            "mo" => &["mo", "month"],
-            "y" => &["y", "yr", "year"],
-            _ => &[],
-        }
-    }
-    let mut spellings = vec![suffix.to_ascii_lowercase()];
-    match unit.split_once('/') {
-        Some((_, per)) => spellings.extend(per_words(per).iter().map(|w| format!("per_{w}"))),
-        None => spellings.extend(words(unit).iter().map(|w| (*w).to_owned())),
-    }
-    spellings
 }
 
 fn check_buckets(cx: &mut Ctxt, decl: &InstrumentDecl) {
@@ -453,18 +344,43 @@ fn check_buckets(cx: &mut Ctxt, decl: &InstrumentDecl) {
         );
         return;
     }
-    let mut previous: Option<f64> = None;
-    for (value, literal) in &buckets.values {
-        if !value.is_finite() {
-            cx.error(literal, "bucket bounds must be finite numbers");
-        } else if let Some(before) = previous.filter(|before| value <= before) {
-            cx.error(
-                literal,
-                format!("bucket bounds must be strictly increasing, but {value} follows {before}"),
-            );
-        }
-        previous = Some(*value);
+    let bounds: Vec<f64> = buckets.values.iter().map(|(value, _)| *value).collect();
+    for (index, problem) in rules::bucket_problems(&bounds) {
+        cx.error(&buckets.values[index].1, problem);
     }
+}
+
+/// The aggregation `aggregation = ".."` pins: a histogram's, one of the
+/// names the OpenTelemetry variable takes, and not exponential buckets
+/// with explicit ones.
+fn aggregation(cx: &mut Ctxt, decl: &InstrumentDecl) -> Option<Aggregation> {
+    let literal = decl.aggregation.as_ref()?;
+    if decl.kind != InstrumentKind::Histogram {
+        cx.error(
+            literal,
+            format!(
+                "`aggregation` only applies to histograms, and this field is a {}; remove it",
+                decl.kind.attr_name()
+            ),
+        );
+        return None;
+    }
+    let Some(aggregation) = Aggregation::from_name(&literal.value()) else {
+        let names: Vec<&str> = Aggregation::ALL.iter().map(|a| a.name()).collect();
+        cx.error(
+            literal,
+            messages::unknown("aggregation", &literal.value(), &names),
+        );
+        return None;
+    };
+    if let (Aggregation::Base2Exponential, Some(buckets)) = (aggregation, &decl.buckets) {
+        cx.error(
+            &buckets.tokens,
+            "explicit `buckets` and exponential aggregation exclude each other: exponential \
+             buckets follow the data; remove one",
+        );
+    }
+    Some(aggregation)
 }
 
 fn gate(decl: &InstrumentDecl) -> Option<(GateKind, String)> {
@@ -587,6 +503,17 @@ fn share(
         ))
     } else if buckets(decl).is_some_and(|b| Some(b) != first.buckets) {
         Some("buckets".to_owned())
+    } else if let Some(aggregation) = decl
+        .aggregation
+        .as_ref()
+        .map(|a| Aggregation::from_name(&a.value()))
+        .filter(|a| *a != first.aggregation)
+    {
+        Some(format!(
+            "aggregation ({} vs {})",
+            first.aggregation.map_or("the default", Aggregation::name),
+            aggregation.map_or("an unknown one", Aggregation::name)
+        ))
     } else if let Some((kind, value)) = gate(decl).filter(|g| Some(g) != first.gate.as_ref()) {
         Some(format!(
             "semantic-convention gate (`{} = \"{value}\"`)",

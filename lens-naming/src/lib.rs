@@ -15,6 +15,8 @@
 
 use std::borrow::Cow;
 
+pub mod rules;
+
 /// Appended to counter (monotonic sum) names by the exporter.
 pub const COUNTER_SUFFIX: &str = "_total";
 

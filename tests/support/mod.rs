@@ -3,6 +3,8 @@
 
 #![allow(dead_code)] // each test binary uses a different part
 
+pub mod servers;
+
 use std::collections::BTreeMap;
 
 use nemo_lens::opentelemetry::metrics::MeterProvider as _;

@@ -8,7 +8,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use opentelemetry::{KeyValue, Value};
 use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
-use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData, ResourceMetrics};
+use opentelemetry_sdk::metrics::data::{
+    AggregatedMetrics, ExponentialBucket, MetricData, ResourceMetrics,
+};
 use opentelemetry_sdk::metrics::exporter::PushMetricExporter;
 use opentelemetry_sdk::metrics::Temporality;
 use serde_json::{json, Map, Value as Json};
@@ -155,12 +157,24 @@ fn data_json<T: Copy>(data: &MetricData<T>, num: impl Fn(T) -> Json) -> (&'stati
                         "attributes": attrs_json(p.attributes()),
                         "count": p.count(),
                         "sum": num(p.sum()),
+                        "min": p.min().map(&num),
+                        "max": p.max().map(&num),
                         "scale": p.scale(),
+                        "zero_count": p.zero_count(),
+                        "zero_threshold": p.zero_threshold(),
+                        "positive": buckets_json(p.positive_bucket()),
+                        "negative": buckets_json(p.negative_bucket()),
                     })
                 })
                 .collect(),
         ),
     }
+}
+
+/// Bucket `offset + i` covers `(base^(offset+i), base^(offset+i+1)]` with
+/// `base = 2^(2^-scale)`, as in OTLP.
+fn buckets_json(bucket: &ExponentialBucket) -> Json {
+    json!({ "offset": bucket.offset(), "counts": bucket.counts().collect::<Vec<_>>() })
 }
 
 fn attrs_json<'a>(attrs: impl Iterator<Item = &'a KeyValue>) -> Json {
@@ -243,5 +257,51 @@ mod tests {
         let sum = metrics.iter().find(|m| m["type"] == "sum").unwrap();
         assert_eq!(sum["data_points"][0]["value"], 3);
         assert_eq!(sum["data_points"][0]["attributes"]["server"], "math");
+    }
+
+    #[test]
+    fn exponential_histograms_print_their_buckets() {
+        let buffer = Buffer::default();
+        let exporter = ConsoleExporter::to_writer(buffer.clone());
+        let provider = SdkMeterProvider::builder()
+            .with_reader(PeriodicReader::builder(exporter).build())
+            .with_view(crate::telemetry::histogram_view(
+                crate::HistogramAggregation::Base2Exponential,
+            ))
+            .build();
+        let hist = provider
+            .meter("nemo.lens")
+            .f64_histogram("gen_ai.server.time_to_first_token")
+            .with_unit("s")
+            .build();
+        for value in [0.0, 1.0, 2.0, 4.0] {
+            hist.record(value, &[]);
+        }
+        provider.force_flush().unwrap();
+        provider.shutdown().unwrap();
+
+        let text = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
+        let doc: Json = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+        let metric = &doc["scope_metrics"][0]["metrics"][0];
+        assert_eq!(metric["type"], "exponential_histogram");
+        let point = &metric["data_points"][0];
+        assert_eq!(point["count"], 4);
+        assert_eq!(point["sum"], 7.0);
+        assert_eq!(point["zero_count"], 1);
+        assert_eq!(point["min"], 0.0);
+        assert_eq!(point["max"], 4.0);
+        // Three values one power of two apart: the SDK settles on the
+        // largest scale that fits them in 160 buckets, where each power of
+        // two spans 2^scale buckets.
+        let scale = point["scale"].as_i64().unwrap();
+        let counts: Vec<u64> = point["positive"]["counts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c.as_u64().unwrap())
+            .collect();
+        assert_eq!(counts.iter().sum::<u64>(), 3);
+        assert_eq!(counts.len() as i64, 2 * (1 << scale) + 1);
+        assert_eq!(point["negative"]["counts"], json!([]));
     }
 }

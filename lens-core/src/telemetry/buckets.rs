@@ -1,9 +1,11 @@
-//! Bucket boundaries chosen at setup, overriding what a set declares: an
-//! SDK view per instrument name.
+//! Bucket boundaries chosen at setup, overriding what a set declares, and
+//! the one view of the provider that applies them with the histogram
+//! aggregation.
 
 use opentelemetry_sdk::metrics::{Aggregation, Instrument, InstrumentKind, Stream};
 
 use super::SetupError;
+use crate::aggregation::{histogram_stream, HistogramAggregation};
 
 /// Boundaries that replace those of the histogram named `instrument`.
 #[derive(Debug, Clone, PartialEq)]
@@ -34,23 +36,38 @@ impl BucketOverride {
         Ok(())
     }
 
-    /// The view: this instrument's histograms aggregate into the new
-    /// boundaries; every other instrument is left alone. Names compare
-    /// case-insensitively, as the SDK does.
+    fn applies_to(&self, instrument: &Instrument) -> bool {
+        instrument.kind() == InstrumentKind::Histogram
+            && instrument.name().eq_ignore_ascii_case(&self.instrument)
+    }
+}
+
+/// What setup changes of the streams instruments ask for. One view does it
+/// all: the SDK makes a stream per view that matches an instrument, so two
+/// views would export a histogram twice.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Streams {
+    pub buckets: Vec<BucketOverride>,
+    pub histogram_aggregation: HistogramAggregation,
+}
+
+impl Streams {
+    /// The view: a histogram with overridden boundaries aggregates into
+    /// them; any other one as its declaration pinned or as the default
+    /// aggregation says; every other instrument is left alone.
     pub fn view(self) -> impl Fn(&Instrument) -> Option<Stream> + Send + Sync + 'static {
         move |instrument: &Instrument| {
-            let matches = instrument.kind() == InstrumentKind::Histogram
-                && instrument.name().eq_ignore_ascii_case(&self.instrument);
-            if !matches {
-                return None;
+            let overridden = self.buckets.iter().find(|b| b.applies_to(instrument));
+            match overridden {
+                Some(buckets) => Stream::builder()
+                    .with_aggregation(Aggregation::ExplicitBucketHistogram {
+                        boundaries: buckets.boundaries.clone(),
+                        record_min_max: true,
+                    })
+                    .build()
+                    .ok(),
+                None => histogram_stream(instrument, self.histogram_aggregation),
             }
-            Stream::builder()
-                .with_aggregation(Aggregation::ExplicitBucketHistogram {
-                    boundaries: self.boundaries.clone(),
-                    record_min_max: true,
-                })
-                .build()
-                .ok()
         }
     }
 }

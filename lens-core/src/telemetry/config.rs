@@ -10,7 +10,9 @@ use super::env::{parse_bool, parse_key_values, parse_number, parse_rate, ConfigE
 use super::resource_labels::PrometheusResourceLabels;
 use super::strategy::ExportStrategy;
 pub use crate::export::OtlpProtocol;
-use crate::{SemconvOptIn, SEMCONV_STABILITY_OPT_IN};
+use crate::{
+    HistogramAggregation, SemconvOptIn, DEFAULT_HISTOGRAM_AGGREGATION, SEMCONV_STABILITY_OPT_IN,
+};
 
 /// Where metrics go (`NEMO_LENS_EXPORTER`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -153,6 +155,11 @@ pub struct NemoLensConfig {
     /// `gen_ai_latest_experimental` for the GenAI draft's token metrics.
     /// Values other libraries read are kept and change nothing here.
     pub semconv_opt_in: SemconvOptIn,
+    /// `OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION`:
+    /// `explicit_bucket_histogram` (the default) or
+    /// `base2_exponential_bucket_histogram`, for every histogram on every
+    /// exporter (a declaration may pin its own).
+    pub histogram_aggregation: HistogramAggregation,
 }
 
 impl Default for NemoLensConfig {
@@ -185,6 +192,7 @@ impl Default for NemoLensConfig {
             prometheus_addr: SocketAddr::from(([127, 0, 0, 1], 9464)),
             prometheus_resource_labels: PrometheusResourceLabels::default(),
             semconv_opt_in: SemconvOptIn::none(),
+            histogram_aggregation: HistogramAggregation::ExplicitBucket,
         }
     }
 }
@@ -296,6 +304,16 @@ impl NemoLensConfig {
         if let Some((_, v)) = reader.plain(&[SEMCONV_STABILITY_OPT_IN]) {
             config.semconv_opt_in = SemconvOptIn::parse(&v);
         }
+        if let Some((var, v)) = reader.plain(&[DEFAULT_HISTOGRAM_AGGREGATION]) {
+            config.histogram_aggregation =
+                HistogramAggregation::from_name(&v).ok_or_else(|| {
+                    ConfigError::new(
+                        &var,
+                        &v,
+                        "explicit_bucket_histogram or base2_exponential_bucket_histogram",
+                    )
+                })?;
+        }
         Ok(config)
     }
 
@@ -398,6 +416,10 @@ mod tests {
                 "OTEL_SEMCONV_STABILITY_OPT_IN",
                 "http,gen_ai_latest_experimental",
             ),
+            (
+                "OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION",
+                "BASE2_EXPONENTIAL_BUCKET_HISTOGRAM",
+            ),
         ])
         .unwrap();
         assert!(c.metrics_active());
@@ -424,6 +446,10 @@ mod tests {
         );
         assert!(c.semconv_opt_in.records_new("gen_ai_latest_experimental"));
         assert!(!c.semconv_opt_in.records_old("gen_ai_latest_experimental"));
+        assert_eq!(
+            c.histogram_aggregation,
+            HistogramAggregation::Base2Exponential
+        );
     }
 
     #[test]
@@ -478,6 +504,11 @@ mod tests {
                 "NEMO_LENS_PROMETHEUS_RESOURCE_LABELS",
                 "service.name,,dl.rank",
                 "all, none, or a comma-separated list",
+            ),
+            (
+                "OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION",
+                "exponential",
+                "explicit_bucket_histogram or base2_exponential_bucket_histogram",
             ),
         ];
         for (var, value, expected) in cases {

@@ -44,6 +44,8 @@
 //! | `OTEL_EXPORTER_OTLP_METRICS_CLIENT_CERTIFICATE` / `_CLIENT_KEY`, else `OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE` / `_CLIENT_KEY` | none | PEM client certificate chain and key for mutual TLS, both or neither |
 //! | `OTEL_RESOURCE_ATTRIBUTES` | none | extra resource attributes |
 //! | `OTEL_EXPORTER_PROMETHEUS_HOST` / `_PORT` | `127.0.0.1` / `9464` | scrape endpoint address |
+//! | `OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION` | `explicit_bucket_histogram` | `base2_exponential_bucket_histogram` for exponential histograms on every exporter (Prometheus native histograms); see [`HistogramAggregation`] |
+//! | `OTEL_SEMCONV_STABILITY_OPT_IN` | none | `gen_ai_latest_experimental` (or `/dup`) for the GenAI draft's names; see [`SemconvOptIn`](crate::SemconvOptIn) |
 //! | `NEMO_LENS_PROMETHEUS_RESOURCE_LABELS` | `service.name,service.instance.id,nemo.run.id,dl.rank` | resource attributes on every Prometheus series: `all`, `none` or keys (see [`PrometheusResourceLabels`]) |
 //! | `DEPLOYMENT_ENV`, else `ENVIRONMENT` | none | `deployment.environment` |
 //! | `LOCAL_RANK` | 0 | the `first_rank_per_node` rank within a node |
@@ -79,6 +81,9 @@ mod resource_labels;
 mod setup;
 mod strategy;
 
+pub use crate::aggregation::{
+    histogram_view, HistogramAggregation, EXPONENTIAL_MAX_SCALE, EXPONENTIAL_MAX_SIZE,
+};
 pub use crate::export::ExporterError;
 #[cfg(feature = "otlp")]
 pub use crate::export::OtlpError;

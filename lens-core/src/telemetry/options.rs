@@ -13,7 +13,7 @@ use super::env::EnvLookup;
 use super::error::SetupError;
 use super::handle::TelemetryHandle;
 use super::resource_labels::PrometheusResourceLabels;
-use crate::SemconvOptIn;
+use crate::{HistogramAggregation, SemconvOptIn};
 
 /// Adds a caller-supplied reader; gets the configured export interval.
 pub(super) type Install =
@@ -42,6 +42,7 @@ pub struct SetupOptions {
     pub(super) buckets: Vec<BucketOverride>,
     pub(super) prometheus_resource_labels: Option<PrometheusResourceLabels>,
     pub(super) semconv_opt_in: Option<SemconvOptIn>,
+    pub(super) histogram_aggregation: Option<HistogramAggregation>,
 }
 
 impl Default for SetupOptions {
@@ -80,6 +81,7 @@ impl SetupOptions {
             buckets: Vec::new(),
             prometheus_resource_labels: None,
             semconv_opt_in: None,
+            histogram_aggregation: None,
         }
     }
 
@@ -210,6 +212,23 @@ impl SetupOptions {
     /// ```
     pub fn semconv_opt_in(mut self, opt_in: SemconvOptIn) -> Self {
         self.semconv_opt_in = Some(opt_in);
+        self
+    }
+
+    /// How every histogram aggregates, instead of
+    /// `OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION`
+    /// ([`NemoLensConfig::histogram_aggregation`]); a declaration that pins
+    /// its own (`aggregation = ".."`) and
+    /// [`histogram_boundaries`](Self::histogram_boundaries) still win.
+    ///
+    /// ```
+    /// use nemo_lens::telemetry::HistogramAggregation;
+    /// use nemo_lens::SetupOptions;
+    ///
+    /// let options = SetupOptions::new().histogram_aggregation(HistogramAggregation::Base2Exponential);
+    /// ```
+    pub fn histogram_aggregation(mut self, aggregation: HistogramAggregation) -> Self {
+        self.histogram_aggregation = Some(aggregation);
         self
     }
 

@@ -74,9 +74,9 @@ pub(super) fn install(
                     config.prometheus_addr,
                     &config.prometheus_resource_labels,
                 )
-                .map_err(|e| match e {
-                    PrometheusError::Bind { addr, source } => SetupError::Bind { addr, source },
-                    other => crate::export::ExporterError::from(other).into(),
+                .map_err(|PrometheusError::Bind { addr, source }| SetupError::Bind {
+                    addr,
+                    source,
                 })?;
                 pipeline.prometheus_addr = Some(server.local_addr());
                 pipeline.stoppers.push(Box::new(move |_| server.stop()));

@@ -8,6 +8,7 @@ use opentelemetry::metrics::MeterProvider as _;
 use opentelemetry::InstrumentationScope;
 use opentelemetry_sdk::metrics::SdkMeterProvider;
 
+use super::buckets::Streams;
 use super::config::NemoLensConfig;
 use super::error::SetupError;
 use super::handle::{Active, TelemetryHandle};
@@ -82,10 +83,15 @@ pub(super) fn setup(
         extra: &options.resource_attributes,
         probe_gpus: options.probe_gpus,
     });
-    let mut builder = SdkMeterProvider::builder().with_resource(resource);
-    for buckets in options.buckets {
-        builder = builder.with_view(buckets.view());
-    }
+    let streams = Streams {
+        buckets: options.buckets,
+        histogram_aggregation: options
+            .histogram_aggregation
+            .unwrap_or(config.histogram_aggregation),
+    };
+    let builder = SdkMeterProvider::builder()
+        .with_resource(resource)
+        .with_view(streams.view());
     let pipeline = match options.install {
         Some(install) => Pipeline::custom(install(builder, config.export_interval)),
         None => {

@@ -24,6 +24,13 @@ pub(super) fn descriptor(checked: &Checked, m: &Measured, p: &TokenStream) -> To
     };
     let keys = checked.attribute_keys(m);
     let statics = m.static_attrs().map(|(k, v)| quote!((#k, #v)));
+    let aggregation = match instrument.aggregation {
+        Some(a) => {
+            let variant = a.variant();
+            quote!(#p::Some(#p::HistogramAggregation::#variant))
+        }
+        None => quote!(#p::None),
+    };
     let semconv = match &instrument.gate {
         None => quote!(#p::SemconvGate::Always),
         Some((GateKind::OptIn, value)) => quote!(#p::SemconvGate::OptIn(#value)),
@@ -41,6 +48,7 @@ pub(super) fn descriptor(checked: &Checked, m: &Measured, p: &TokenStream) -> To
             attribute_keys: &[#(#keys),*],
             static_attributes: &[#(#statics),*],
             semconv: #semconv,
+            aggregation: #aggregation,
         }
     }
 }

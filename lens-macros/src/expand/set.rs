@@ -171,6 +171,19 @@ pub(super) fn build_set(checked: &Checked, names: &Names) -> TokenStream {
 /// meter's opt-in opens the gate.
 fn build_instrument(instrument: &Instrument, p: &TokenStream) -> TokenStream {
     let build = build_ungated(instrument, p);
+    // A pinned aggregation goes to the provider's view before the
+    // instrument exists, since the view runs when it is built.
+    let build = match instrument.aggregation {
+        Some(aggregation) => {
+            let name = &instrument.name;
+            let variant = aggregation.variant();
+            quote! {{
+                #p::pin_histogram_aggregation(#name, #p::HistogramAggregation::#variant);
+                #build
+            }}
+        }
+        None => build,
+    };
     let Some((kind, value)) = &instrument.gate else {
         return build;
     };

@@ -43,8 +43,10 @@ const BACKLOG: u32 = 1024;
 /// How long `stop` lets open connections wind down.
 const STOP_TIMEOUT: Duration = Duration::from_millis(500);
 
-/// Renders the body of a scrape, or a message for a 500.
-pub(crate) type Render = Arc<dyn Fn() -> Result<Vec<u8>, String> + Send + Sync>;
+/// Renders a scrape for a request's `Accept` header: its content type and
+/// body, or a message for a 500.
+pub(crate) type Render =
+    Arc<dyn Fn(Option<&str>) -> Result<(&'static str, Vec<u8>), String> + Send + Sync>;
 
 /// The running server; [`stop`](ScrapeServer::stop) or drop ends it.
 pub(crate) struct ScrapeServer {
@@ -179,7 +181,7 @@ mod tests {
     use std::time::Instant;
 
     fn server() -> ScrapeServer {
-        let render: Render = Arc::new(|| Ok(b"up 1\n".to_vec()));
+        let render: Render = Arc::new(|_| Ok(("text/plain; version=0.0.4", b"up 1\n".to_vec())));
         ScrapeServer::start(SocketAddr::from(([127, 0, 0, 1], 0)), render).unwrap()
     }
 

@@ -3,7 +3,7 @@
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::body::Incoming;
-use hyper::header::{HeaderValue, ALLOW, CONNECTION, CONTENT_TYPE};
+use hyper::header::{HeaderValue, ACCEPT, ALLOW, CONNECTION, CONTENT_TYPE};
 use hyper::{Method, Request, Response, StatusCode};
 
 use super::Render;
@@ -26,16 +26,16 @@ pub(super) fn respond(request: &Request<Incoming>, render: &Render) -> Response<
             .insert(ALLOW, HeaderValue::from_static("GET, HEAD"));
         return response;
     }
+    let accept = request.headers().get(ACCEPT).and_then(|a| a.to_str().ok());
     // A collection that panics must cost one scrape, not the server.
-    let body = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| render()))
+    let rendered = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| render(accept)))
         .unwrap_or_else(|_| Err("metric collection panicked".into()));
-    match body {
-        Ok(body) => {
+    match rendered {
+        Ok((content_type, body)) => {
             let mut response = Response::new(Full::new(Bytes::from(body)));
-            response.headers_mut().insert(
-                CONTENT_TYPE,
-                HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
-            );
+            response
+                .headers_mut()
+                .insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
             response
         }
         Err(message) => text(StatusCode::INTERNAL_SERVER_ERROR, &format!("{message}\n")),

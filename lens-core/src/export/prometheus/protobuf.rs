@@ -1,0 +1,304 @@
+//! The protobuf exposition (`io.prometheus.client.MetricFamily`, each
+//! family length-delimited), the one format that carries native
+//! histograms. The messages are those of prometheus/client_model v0.3.0
+//! (what Prometheus 2.42 reads), written out with prost's derive: only the
+//! fields nemo-lens fills, with their field numbers.
+
+use prost::Message;
+
+use super::families::{Family, Kind, Sample};
+use super::native::{self, NativeSide, ZERO_THRESHOLD};
+
+#[derive(Clone, PartialEq, Message)]
+struct LabelPair {
+    #[prost(string, tag = "1")]
+    name: String,
+    #[prost(string, tag = "2")]
+    value: String,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct Gauge {
+    #[prost(double, tag = "1")]
+    value: f64,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct Counter {
+    #[prost(double, tag = "1")]
+    value: f64,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct Bucket {
+    #[prost(uint64, tag = "1")]
+    cumulative_count: u64,
+    #[prost(double, tag = "2")]
+    upper_bound: f64,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct BucketSpan {
+    #[prost(sint32, tag = "1")]
+    offset: i32,
+    #[prost(uint32, tag = "2")]
+    length: u32,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct Histogram {
+    #[prost(uint64, tag = "1")]
+    sample_count: u64,
+    #[prost(double, tag = "2")]
+    sample_sum: f64,
+    #[prost(message, repeated, tag = "3")]
+    bucket: Vec<Bucket>,
+    #[prost(sint32, tag = "5")]
+    schema: i32,
+    #[prost(double, tag = "6")]
+    zero_threshold: f64,
+    #[prost(uint64, tag = "7")]
+    zero_count: u64,
+    #[prost(message, repeated, tag = "9")]
+    negative_span: Vec<BucketSpan>,
+    #[prost(sint64, repeated, tag = "10")]
+    negative_delta: Vec<i64>,
+    #[prost(message, repeated, tag = "12")]
+    positive_span: Vec<BucketSpan>,
+    #[prost(sint64, repeated, tag = "13")]
+    positive_delta: Vec<i64>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct Metric {
+    #[prost(message, repeated, tag = "1")]
+    label: Vec<LabelPair>,
+    #[prost(message, optional, tag = "2")]
+    gauge: Option<Gauge>,
+    #[prost(message, optional, tag = "3")]
+    counter: Option<Counter>,
+    #[prost(message, optional, tag = "7")]
+    histogram: Option<Histogram>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct MetricFamily {
+    #[prost(string, tag = "1")]
+    name: String,
+    #[prost(string, tag = "2")]
+    help: String,
+    /// `COUNTER` 0, `GAUGE` 1, `HISTOGRAM` 4.
+    #[prost(int32, tag = "3")]
+    r#type: i32,
+    #[prost(message, repeated, tag = "4")]
+    metric: Vec<Metric>,
+}
+
+/// The families as length-delimited protobuf messages.
+pub(super) fn encode(families: &[Family]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for family in families {
+        let message = MetricFamily {
+            name: family.name.clone(),
+            help: family.help.clone(),
+            r#type: match family.kind {
+                Kind::Counter => 0,
+                Kind::Gauge => 1,
+                Kind::Histogram => 4,
+            },
+            metric: family
+                .metrics
+                .iter()
+                .filter_map(|series| {
+                    let label = series
+                        .labels
+                        .iter()
+                        .map(|(name, value)| LabelPair {
+                            name: name.clone(),
+                            value: value.clone(),
+                        })
+                        .collect();
+                    let mut metric = Metric {
+                        label,
+                        ..Metric::default()
+                    };
+                    match (&series.value, family.kind) {
+                        (Sample::Number(value), Kind::Counter) => {
+                            metric.counter = Some(Counter { value: *value })
+                        }
+                        (Sample::Number(value), Kind::Gauge) => {
+                            metric.gauge = Some(Gauge { value: *value })
+                        }
+                        (
+                            Sample::Histogram {
+                                count,
+                                sum,
+                                buckets,
+                            },
+                            Kind::Histogram,
+                        ) => {
+                            metric.histogram = Some(classic(*count, *sum, buckets));
+                        }
+                        (Sample::Exponential(point), Kind::Histogram) => {
+                            // A scale Prometheus cannot read is dropped, as
+                            // the OpenTelemetry specification says.
+                            let native = native::native(point)?;
+                            // Classic buckets beside the native ones: 2.42
+                            // ignores them, later versions can keep both.
+                            let mut histogram =
+                                classic(point.count, point.sum, &native::classic(point));
+                            histogram.schema = native.schema;
+                            histogram.zero_threshold = ZERO_THRESHOLD;
+                            histogram.zero_count = native.zero_count;
+                            (histogram.positive_span, histogram.positive_delta) =
+                                spans(native.positive);
+                            (histogram.negative_span, histogram.negative_delta) =
+                                spans(native.negative);
+                            metric.histogram = Some(histogram);
+                        }
+                        _ => return None,
+                    }
+                    Some(metric)
+                })
+                .collect(),
+        };
+        if message.metric.is_empty() {
+            continue;
+        }
+        // Writing into a Vec cannot run out of room.
+        let _ = message.encode_length_delimited(&mut out);
+    }
+    out
+}
+
+fn classic(count: u64, sum: f64, buckets: &[(f64, u64)]) -> Histogram {
+    Histogram {
+        sample_count: count,
+        sample_sum: sum,
+        bucket: buckets
+            .iter()
+            .map(|(upper_bound, cumulative_count)| Bucket {
+                cumulative_count: *cumulative_count,
+                upper_bound: *upper_bound,
+            })
+            .collect(),
+        ..Histogram::default()
+    }
+}
+
+fn spans(side: NativeSide) -> (Vec<BucketSpan>, Vec<i64>) {
+    let spans = side
+        .spans
+        .into_iter()
+        .map(|(offset, length)| BucketSpan { offset, length })
+        .collect();
+    (spans, side.deltas)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::export::prometheus::PrometheusRenderer;
+    use crate::telemetry::{histogram_view, HistogramAggregation, PrometheusResourceLabels};
+    use opentelemetry::metrics::MeterProvider as _;
+    use opentelemetry_sdk::metrics::SdkMeterProvider;
+
+    /// Exponential histograms of `values` rendered both ways.
+    fn rendered(values: &[f64]) -> (String, Vec<u8>) {
+        let (reader, renderer) = PrometheusRenderer::new(&PrometheusResourceLabels::None).unwrap();
+        let provider = SdkMeterProvider::builder()
+            .with_reader(reader)
+            .with_view(histogram_view(HistogramAggregation::Base2Exponential))
+            .build();
+        let histogram = provider
+            .meter("test")
+            .f64_histogram("ttft")
+            .with_unit("s")
+            .build();
+        for value in values {
+            histogram.record(*value, &[]);
+        }
+        let text = renderer.render_as(super::super::Format::Text).unwrap();
+        let proto = renderer.render_as(super::super::Format::Protobuf).unwrap();
+        (String::from_utf8(text.body).unwrap(), proto.body)
+    }
+
+    #[test]
+    fn text_scrapes_get_power_of_two_buckets_holding_every_value() {
+        let (text, _) = rendered(&[0.0, 0.3, 0.3, 3.0]);
+        let buckets: Vec<&str> = text
+            .lines()
+            .filter(|line| line.starts_with("ttft_seconds_bucket"))
+            .collect();
+        // Cumulative at each power of two from the zero bucket up to the
+        // largest value's.
+        assert_eq!(
+            buckets,
+            [
+                "ttft_seconds_bucket{otel_scope_name=\"test\",le=\"0\"} 1",
+                "ttft_seconds_bucket{otel_scope_name=\"test\",le=\"0.5\"} 3",
+                "ttft_seconds_bucket{otel_scope_name=\"test\",le=\"1\"} 3",
+                "ttft_seconds_bucket{otel_scope_name=\"test\",le=\"2\"} 3",
+                "ttft_seconds_bucket{otel_scope_name=\"test\",le=\"4\"} 4",
+                "ttft_seconds_bucket{otel_scope_name=\"test\",le=\"+Inf\"} 4",
+            ]
+        );
+        assert!(
+            text.contains("ttft_seconds_count{otel_scope_name=\"test\"} 4\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("ttft_seconds_sum{otel_scope_name=\"test\"} 3.6\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn protobuf_scrapes_carry_the_native_buckets() {
+        let values = [0.0, 0.3, 0.3, 3.0, 5.0];
+        let (_, body) = rendered(&values);
+        let mut bytes = body.as_slice();
+        let family = std::iter::from_fn(|| MetricFamily::decode_length_delimited(&mut bytes).ok())
+            .find(|family| family.name == "ttft_seconds")
+            .unwrap();
+        assert_eq!((family.name.as_str(), family.r#type), ("ttft_seconds", 4));
+        let histogram = family.metric[0].histogram.clone().unwrap();
+        assert_eq!(histogram.sample_count, 5);
+        assert_eq!(histogram.zero_count, 1);
+        assert_eq!(histogram.zero_threshold, ZERO_THRESHOLD);
+        // 0.3 to 5 is 4.06 powers of two: 32 buckets each fit in the SDK's
+        // 160, 64 would not. (Prometheus's schemas stop at 8.)
+        assert_eq!(histogram.schema, 5);
+        // Absolute counts from the deltas, placed at their indexes by the
+        // spans: bucket i covers (2^((i-1)/32), 2^(i/32)].
+        let mut counts = histogram.positive_delta.iter().scan(0i64, |count, delta| {
+            *count += delta;
+            Some(*count)
+        });
+        let mut index = 0;
+        let mut placed = Vec::new();
+        for span in &histogram.positive_span {
+            index += span.offset;
+            for _ in 0..span.length {
+                let count = counts.next().unwrap();
+                if count > 0 {
+                    placed.push((index, count));
+                }
+                index += 1;
+            }
+        }
+        let expected: Vec<(i32, i64)> = {
+            let mut by_index: Vec<(i32, i64)> = Vec::new();
+            for value in &values[1..] {
+                let index = (value.log2() * 32.0).ceil() as i32;
+                match by_index.last_mut() {
+                    Some((last, count)) if *last == index => *count += 1,
+                    _ => by_index.push((index, 1)),
+                }
+            }
+            by_index
+        };
+        assert_eq!(placed, expected);
+        assert!(histogram.negative_span.is_empty());
+    }
+}

@@ -1,0 +1,137 @@
+//! Real servers for the e2e tests: child processes reaped on drop, free
+//! loopback ports, plain HTTP/1.0 requests, and Prometheus with its query
+//! API.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// Kills and reaps the child on drop, so a failed assertion leaves nothing
+/// running.
+pub struct Reaped(pub Child);
+
+impl Drop for Reaped {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// The body of `GET path` on `127.0.0.1:port`, or `None` if nothing answers.
+/// HTTP/1.0 so the body is neither chunked nor kept alive.
+pub fn http_get(port: u16, path: &str) -> Option<String> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    let request = format!("GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
+    stream.write_all(request.as_bytes()).ok()?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response).ok()?;
+    Some(response.split_once("\r\n\r\n")?.1.to_owned())
+}
+
+fn encode(query: &str) -> String {
+    query
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// The body of `GET path` as JSON, or `None` if nothing answers yet.
+pub fn get_json(port: u16, path: &str) -> Option<Value> {
+    serde_json::from_str(&http_get(port, path)?).ok()
+}
+
+/// `data.result` of an instant query; `Err` carries Prometheus's error (a
+/// bad expression), `Ok(None)` means no answer yet.
+pub fn query(port: u16, promql: &str) -> Result<Option<Vec<Value>>, String> {
+    let Some(json) = get_json(port, &format!("/api/v1/query?query={}", encode(promql))) else {
+        return Ok(None);
+    };
+    if json["status"] != "success" {
+        return Err(format!("{promql}: {}", json["error"]));
+    }
+    Ok(json["data"]["result"].as_array().cloned())
+}
+
+/// Polls `promql` every 500 ms until it has a result, at most `timeout`;
+/// the empty result after the deadline.
+pub fn poll(port: u16, promql: &str, timeout: Duration) -> Vec<Value> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        match query(port, promql) {
+            Ok(Some(result)) if !result.is_empty() => return result,
+            Err(e) => panic!("Prometheus rejected a query: {e}"),
+            _ => {}
+        }
+        if Instant::now() >= deadline {
+            return Vec::new();
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+/// [`poll`], failing when nothing comes.
+pub fn wait_for(port: u16, promql: &str, timeout: Duration) -> Vec<Value> {
+    let result = poll(port, promql, timeout);
+    assert!(
+        !result.is_empty(),
+        "no result for {promql} within {timeout:?}"
+    );
+    result
+}
+
+pub fn label<'a>(series: &'a Value, name: &str) -> &'a str {
+    series["metric"][name].as_str().unwrap_or("")
+}
+
+pub fn value(series: &Value) -> f64 {
+    series["value"][1]
+        .as_str()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(f64::NAN)
+}
+
+/// Starts `PROMETHEUS_BIN` (else `prometheus` on the path) on
+/// `127.0.0.1:port` with `config` (YAML) written into `dir`, its log in
+/// `dir/prometheus.log`, and `features` as `--enable-feature`.
+pub fn start_prometheus(dir: &Path, port: u16, config: &str, features: &[&str]) -> Reaped {
+    let prometheus = std::env::var("PROMETHEUS_BIN").unwrap_or_else(|_| "prometheus".into());
+    let config_path = dir.join("prometheus.yml");
+    std::fs::write(&config_path, config).unwrap();
+    let log = std::fs::File::create(dir.join("prometheus.log")).unwrap();
+    let mut command = Command::new(&prometheus);
+    command
+        .arg(format!("--config.file={}", config_path.display()))
+        .arg(format!(
+            "--storage.tsdb.path={}",
+            dir.join("data").display()
+        ))
+        .arg(format!("--web.listen-address=127.0.0.1:{port}"));
+    if !features.is_empty() {
+        command.arg(format!("--enable-feature={}", features.join(",")));
+    }
+    Reaped(
+        command
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("start prometheus (set PROMETHEUS_BIN or install it)"),
+    )
+}
