@@ -50,6 +50,8 @@ pub mod openai {
         CANCELLED, ERROR_EVENT, UNDECLARED_MODEL,
     };
 }
+/// Runtime metric groups: Lens's `MetricSpec` registry and spec files.
+pub use lens_core::groups;
 /// Telemetry setup: configuration from the environment, rank selection,
 /// resource and exporters.
 pub use lens_core::telemetry;

@@ -2,12 +2,14 @@
 //! built-in instrument sets, on stdout.
 
 use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use nemo_lens::groups::SpecFile;
 use nemo_lens::telemetry::HistogramAggregation;
 use nemo_lens::SemconvOptIn;
-use nemo_lens_cli::{builtin_sets_for, AlertPolicy, InstrumentSet};
+use nemo_lens_cli::{builtin_sets_for, spec_sets, AlertPolicy, InstrumentSet};
 
 /// Generated from the nemo-lens instrument declarations; each subcommand
 /// writes to stdout.
@@ -71,6 +73,12 @@ struct Sets {
         value_parser = histogram_aggregation
     )]
     histogram_aggregation: Option<HistogramAggregation>,
+    /// A spec file of runtime metric groups (`{"groups": {"GROUP": [..]}}`,
+    /// Lens's MetricSpec fields) whose groups are added to the built-in
+    /// sets; repeatable. A spec breaking the rules is an error naming each
+    /// key and rule.
+    #[arg(long = "spec", value_name = "FILE")]
+    specs: Vec<PathBuf>,
 }
 
 fn histogram_aggregation(value: &str) -> Result<HistogramAggregation, String> {
@@ -94,7 +102,34 @@ enum Builtin {
 }
 
 impl Sets {
-    fn chosen(&self) -> Vec<InstrumentSet> {
+    /// The chosen built-in sets and the spec files' groups, or every
+    /// problem of every spec file.
+    fn chosen(&self) -> Result<Vec<InstrumentSet>, String> {
+        let mut sets = self.builtin();
+        let mut errors = Vec::new();
+        for path in &self.specs {
+            match SpecFile::load(path) {
+                Ok(file) => {
+                    sets.extend(spec_sets(&file).into_iter().map(|set| self.aggregated(set)))
+                }
+                Err(e) => errors.push(format!("{}: {e}", path.display())),
+            }
+        }
+        if errors.is_empty() {
+            Ok(sets)
+        } else {
+            Err(errors.join("\n"))
+        }
+    }
+
+    fn aggregated(&self, set: InstrumentSet) -> InstrumentSet {
+        match self.histogram_aggregation {
+            Some(default) => set.for_histogram_aggregation(default),
+            None => set,
+        }
+    }
+
+    fn builtin(&self) -> Vec<InstrumentSet> {
         // The group of each set of `builtin_sets()`, in its order.
         let groups = [
             [Builtin::Inference; 3].as_slice(),
@@ -107,25 +142,29 @@ impl Sets {
         sets.into_iter()
             .zip(groups)
             .filter(|(_, b)| self.only.is_empty() || self.only.contains(b))
-            .map(|(set, _)| match self.histogram_aggregation {
-                Some(default) => set.for_histogram_aggregation(default),
-                None => set,
-            })
+            .map(|(set, _)| self.aggregated(set))
             .collect()
     }
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let output = match cli.command {
-        Command::Catalog { format, sets } => match format {
-            Format::Md => nemo_lens_cli::catalog_markdown(&sets.chosen()),
-            Format::Json => pretty(&nemo_lens_cli::catalog_json(&sets.chosen())),
-        },
-        Command::Dashboard { sets } => pretty(&nemo_lens_cli::dashboard(&sets.chosen())),
-        Command::Rules { sets } => {
-            nemo_lens_cli::rules(&sets.chosen(), &AlertPolicy::default()).to_yaml()
+    let (Command::Catalog { sets, .. } | Command::Dashboard { sets } | Command::Rules { sets }) =
+        &cli.command;
+    let chosen = match sets.chosen() {
+        Ok(chosen) => chosen,
+        Err(e) => {
+            eprintln!("nemo-lens: {e}");
+            return ExitCode::from(2);
         }
+    };
+    let output = match cli.command {
+        Command::Catalog { format, .. } => match format {
+            Format::Md => nemo_lens_cli::catalog_markdown(&chosen),
+            Format::Json => pretty(&nemo_lens_cli::catalog_json(&chosen)),
+        },
+        Command::Dashboard { .. } => pretty(&nemo_lens_cli::dashboard(&chosen)),
+        Command::Rules { .. } => nemo_lens_cli::rules(&chosen, &AlertPolicy::default()).to_yaml(),
     };
     let mut stdout = std::io::stdout().lock();
     match stdout

@@ -1,5 +1,6 @@
 //! Instrument sets and the distinct instruments they record into.
 
+use nemo_lens::groups::SpecFile;
 use nemo_lens::instruments::gym::{
     GpuMetrics, GymMetrics, HttpMetrics, ModelServerCallMetrics, ProcessCpuMetrics, QueueMetrics,
     RolloutMetrics, SandboxMetrics,
@@ -8,7 +9,9 @@ use nemo_lens::instruments::rl::RlMetrics;
 use nemo_lens::instruments::serving::SchedulingMetrics;
 use nemo_lens::instruments::{InferenceMetrics, ModelCallMetrics};
 use nemo_lens::telemetry::HistogramAggregation;
-use nemo_lens::{Descriptor, InstrumentKind, Instruments, PrometheusNames, SemconvOptIn};
+use nemo_lens::{
+    Descriptor, InstrumentKind, Instruments, PrometheusNames, SemconvGate, SemconvOptIn, ValueType,
+};
 
 /// A titled list of descriptors: one derived struct, usually.
 #[derive(Debug, Clone)]
@@ -73,6 +76,55 @@ impl InstrumentSet {
         }
         instruments
     }
+}
+
+/// The groups of a spec file as sets, one per group titled by its name.
+///
+/// A descriptor holds `&'static str`s, so the specs' strings are leaked:
+/// this is for one-shot tools such as the `nemo-lens` command, not for a
+/// long-running process.
+pub fn spec_sets(file: &SpecFile) -> Vec<InstrumentSet> {
+    fn leak(s: &str) -> &'static str {
+        Box::leak(s.to_owned().into_boxed_str())
+    }
+    file.groups
+        .iter()
+        .map(|(group, specs)| {
+            let descriptors: Vec<Descriptor> = specs
+                .iter()
+                .map(|spec| {
+                    let statics: Vec<(&'static str, &'static str)> = spec
+                        .static_attributes
+                        .iter()
+                        .map(|(k, v)| (leak(k), leak(v)))
+                        .collect();
+                    let keys: Vec<&'static str> = spec
+                        .attributes
+                        .iter()
+                        .map(|k| leak(k))
+                        .chain(statics.iter().map(|(k, _)| *k))
+                        .collect();
+                    Descriptor {
+                        field: leak(&spec.key),
+                        name: leak(&spec.name),
+                        kind: spec.kind.instrument_kind(),
+                        value_type: ValueType::F64,
+                        unit: leak(&spec.unit),
+                        description: leak(&spec.description),
+                        buckets: spec
+                            .buckets
+                            .as_ref()
+                            .map(|b| &*Box::leak(b.clone().into_boxed_slice())),
+                        attribute_keys: Box::leak(keys.into_boxed_slice()),
+                        static_attributes: Box::leak(statics.into_boxed_slice()),
+                        semconv: SemconvGate::Always,
+                        aggregation: None,
+                    }
+                })
+                .collect();
+            InstrumentSet::new(group.clone(), descriptors)
+        })
+        .collect()
 }
 
 /// The built-in sets with their default names (Python nemo-lens's): the

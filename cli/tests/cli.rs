@@ -137,6 +137,72 @@ fn an_unknown_histogram_aggregation_is_an_error_naming_it() {
     );
 }
 
+fn spec(name: &str) -> String {
+    format!("{}/../examples/specs/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn spec_files_add_their_groups() {
+    let catalog: serde_json::Value = serde_json::from_str(&run(&[
+        "catalog",
+        "--format",
+        "json",
+        "--set",
+        "rl",
+        "--spec",
+        &spec("nemo_rl.json"),
+    ]))
+    .unwrap();
+    let sets = catalog["sets"].as_array().unwrap();
+    assert_eq!(sets.len(), 2, "RL training, then the spec's group");
+    assert_eq!(sets[1]["set"], "rl");
+    let setup = sets[1]["instruments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["name"] == "rl.setup.duration")
+        .unwrap();
+    assert_eq!(setup["kind"], "histogram");
+    assert_eq!(setup["prometheus"]["family"], "rl_setup_duration_seconds");
+    assert_eq!(setup["attribute_keys"][0], "rl.setup.phase");
+    let rules = run(&["rules", "--spec", &spec("nemo_rl.json")]);
+    assert!(
+        rules.contains("record: \"nemo_lens:rl_setup_duration_seconds:p99_rate5m\""),
+        "{rules}"
+    );
+}
+
+#[test]
+fn a_bad_spec_file_exits_non_zero_naming_each_key_and_rule() {
+    let output = Command::new(env!("CARGO_BIN_EXE_nemo-lens"))
+        .args(["dashboard", "--spec", &spec("nemo_rl_as_declared.json")])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(output.stdout.is_empty());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    for (key, rule) in [
+        ("efficiency_seconds", "duration-on-gauge"),
+        ("efficiency_seconds", "unit-in-name"),
+        ("efficiency_pct", "unit-in-name"),
+        ("setup_duration", "duration-on-gauge"),
+        ("sft_v2_step_duration", "duration-on-gauge"),
+        ("sft_v2_valid_tokens_per_second", "unit-in-name"),
+    ] {
+        assert!(
+            stderr.contains(&format!("key `{key}` [{rule}]")),
+            "{key} {rule}: {stderr}"
+        );
+    }
+    assert!(stderr.contains("nemo_rl_as_declared.json: metric group `rl` refused, 6 problems"));
+    let missing = Command::new(env!("CARGO_BIN_EXE_nemo-lens"))
+        .args(["rules", "--spec", "/nonexistent/spec.json"])
+        .output()
+        .unwrap();
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("/nonexistent/spec.json"));
+}
+
 #[test]
 fn promtool_accepts_the_rules() {
     let Ok(promtool) = which("promtool") else {
@@ -185,6 +251,27 @@ fn promtool_accepts_the_rules() {
             "{stdout}"
         );
     }
+    // A spec file's groups too.
+    let file = dir.join("nemo-lens.rules.yml");
+    std::fs::write(&file, run(&["rules", "--spec", &spec("nemo_rl.json")])).unwrap();
+    let output = Command::new(&promtool)
+        .arg("check")
+        .arg("rules")
+        .arg(&file)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let mut sets = builtin_sets_for(&SemconvOptIn::none());
+    sets.extend(nemo_lens_cli::spec_sets(
+        &nemo_lens::groups::SpecFile::load(spec("nemo_rl.json")).unwrap(),
+    ));
+    let rules = nemo_lens_cli::rules(&sets, &AlertPolicy::default());
+    let count = rules.recording.len() + rules.alerts.len();
+    assert!(
+        output.status.success() && stdout.contains(&format!("SUCCESS: {count} rules found")),
+        "promtool check rules (--spec): {stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

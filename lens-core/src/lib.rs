@@ -35,6 +35,7 @@ pub use semconv::{
 };
 
 pub mod export;
+pub mod groups;
 pub mod telemetry;
 
 pub use telemetry::{

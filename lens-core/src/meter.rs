@@ -4,6 +4,7 @@ use std::fmt;
 use std::sync::{Arc, Weak};
 
 use crate::cache::SetCache;
+use crate::groups::GroupCache;
 use crate::{Instruments, SemconvOptIn};
 
 /// A cheap-to-clone handle over an OpenTelemetry meter and the instrument
@@ -39,6 +40,7 @@ struct Inner {
     enabled: bool,
     semconv: SemconvOptIn,
     sets: SetCache,
+    groups: GroupCache,
 }
 
 impl Meter {
@@ -66,6 +68,7 @@ impl Meter {
                 enabled,
                 semconv,
                 sets: SetCache::new(),
+                groups: GroupCache::default(),
             }),
         }
     }
@@ -120,6 +123,15 @@ impl Meter {
     /// How many instrument sets this meter has built.
     pub fn cached_sets(&self) -> usize {
         self.inner.sets.len()
+    }
+
+    /// How many runtime metric groups this meter has built instruments for.
+    pub fn cached_groups(&self) -> usize {
+        self.inner.groups.len()
+    }
+
+    pub(crate) fn group_cache(&self) -> &GroupCache {
+        &self.inner.groups
     }
 
     /// A handle that does not keep the meter or its sets alive.

@@ -13,7 +13,6 @@ use crate::kind::{Aggregation, FieldType, InstrumentKind, ValueType};
 use crate::messages;
 use crate::model::{Container, Field, GateDecl, GateKind, InstrumentDecl, Only, Role};
 
-
 /// Checks `container`, reporting every violation into `cx`.
 pub fn check<'a>(cx: &mut Ctxt, container: &'a Container) -> Checked<'a> {
     let mut checked = Checked {

@@ -1,0 +1,364 @@
+//! Recording a group by key on a meter: its instruments are built the first
+//! time a meter records (or creates) the group and cached on that meter, so
+//! they go when the meter goes.
+
+use std::collections::HashMap;
+use std::sync::{Arc, PoisonError, RwLock};
+
+use opentelemetry::metrics::{Counter, Gauge, Histogram, UpDownCounter};
+use opentelemetry::KeyValue;
+
+use super::registry::{lookup, Group};
+use super::spec::{MetricKind, MetricSpec};
+use super::warn::{first, Trouble};
+use crate::Meter;
+
+/// One built instrument of a group.
+enum Built {
+    Gauge(Gauge<f64>),
+    Histogram(Histogram<f64>),
+    Counter(Counter<f64>),
+    UpDownCounter(UpDownCounter<f64>),
+    /// The SDK keeps the callback registered; the handle is kept so the
+    /// instrument lives exactly as long as the cache entry.
+    Observable(#[allow(dead_code)] Box<dyn std::any::Any + Send + Sync>),
+}
+
+/// A group's instruments on one meter.
+pub(crate) struct GroupInstruments {
+    group: Arc<Group>,
+    built: Vec<Built>,
+    /// Static attributes per spec, as `KeyValue`s built once.
+    statics: Vec<Vec<KeyValue>>,
+}
+
+/// The groups a meter has built, by group name.
+#[derive(Default)]
+pub(crate) struct GroupCache(RwLock<HashMap<String, Arc<GroupInstruments>>>);
+
+impl GroupCache {
+    pub(crate) fn len(&self) -> usize {
+        self.0.read().unwrap_or_else(PoisonError::into_inner).len()
+    }
+}
+
+/// The instruments of `group` on `meter`, built on first use; `None` (after
+/// one warning) for a group nobody registered.
+fn instruments(meter: &Meter, group: &str) -> Option<Arc<GroupInstruments>> {
+    let cache = meter.group_cache();
+    {
+        let cached = cache.0.read().unwrap_or_else(PoisonError::into_inner);
+        if let Some(found) = cached.get(group).filter(|i| !i.group.is_retired()) {
+            return Some(Arc::clone(found));
+        }
+    }
+    let Some(entry) = lookup(group) else {
+        // A retired definition's instruments go with it.
+        cache
+            .0
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(group);
+        if first(Trouble::Unregistered, group, "") {
+            tracing::warn!(
+                target: "nemo_lens",
+                group,
+                "metric group `{group}` is not registered; call register_metric_group first. \
+                 Its values are dropped"
+            );
+        }
+        return None;
+    };
+    let mut cached = cache.0.write().unwrap_or_else(PoisonError::into_inner);
+    // Another thread may have built it while this one waited.
+    if let Some(found) = cached.get(group).filter(|i| Arc::ptr_eq(&i.group, &entry)) {
+        return Some(Arc::clone(found));
+    }
+    let built = Arc::new(build(meter, entry));
+    cached.insert(group.to_owned(), Arc::clone(&built));
+    Some(built)
+}
+
+fn build(meter: &Meter, group: Arc<Group>) -> GroupInstruments {
+    let otel = meter.otel();
+    let built = group
+        .specs
+        .iter()
+        .map(|spec| build_one(otel, spec))
+        .collect();
+    let statics = group
+        .specs
+        .iter()
+        .map(|spec| {
+            spec.static_attributes
+                .iter()
+                .map(|(k, v)| KeyValue::new(k.clone(), v.clone()))
+                .collect()
+        })
+        .collect();
+    GroupInstruments {
+        group,
+        built,
+        statics,
+    }
+}
+
+fn build_one(otel: &opentelemetry::metrics::Meter, spec: &MetricSpec) -> Built {
+    let name = spec.name.clone();
+    let unit = spec.unit.clone();
+    let description = spec.description.clone();
+    let callback = spec.callback.clone();
+    let observe = move |observer: &dyn opentelemetry::metrics::AsyncInstrument<f64>| {
+        if let Some(callback) = &callback {
+            callback(observer);
+        }
+    };
+    match spec.kind {
+        MetricKind::Gauge => Built::Gauge(
+            otel.f64_gauge(name)
+                .with_unit(unit)
+                .with_description(description)
+                .build(),
+        ),
+        MetricKind::Histogram => {
+            let mut builder = otel
+                .f64_histogram(name)
+                .with_unit(unit)
+                .with_description(description);
+            if let Some(bounds) = &spec.buckets {
+                builder = builder.with_boundaries(bounds.clone());
+            }
+            Built::Histogram(builder.build())
+        }
+        MetricKind::Counter => Built::Counter(
+            otel.f64_counter(name)
+                .with_unit(unit)
+                .with_description(description)
+                .build(),
+        ),
+        MetricKind::UpDownCounter => Built::UpDownCounter(
+            otel.f64_up_down_counter(name)
+                .with_unit(unit)
+                .with_description(description)
+                .build(),
+        ),
+        MetricKind::ObservableGauge => Built::Observable(Box::new(
+            otel.f64_observable_gauge(name)
+                .with_unit(unit)
+                .with_description(description)
+                .with_callback(observe)
+                .build(),
+        )),
+        MetricKind::ObservableCounter => Built::Observable(Box::new(
+            otel.f64_observable_counter(name)
+                .with_unit(unit)
+                .with_description(description)
+                .with_callback(observe)
+                .build(),
+        )),
+        MetricKind::ObservableUpDownCounter => Built::Observable(Box::new(
+            otel.f64_observable_up_down_counter(name)
+                .with_unit(unit)
+                .with_description(description)
+                .with_callback(observe)
+                .build(),
+        )),
+    }
+}
+
+/// Builds `group`'s instruments on `meter` without recording anything: what
+/// an observable metric needs to start reporting. Calling it again does
+/// nothing (callbacks are installed once per meter); an unregistered group
+/// is one warning.
+pub fn create_metric_instruments(meter: &Meter, group: &str) {
+    if meter.is_enabled() {
+        let _ = instruments(meter, group);
+    }
+}
+
+/// Records `values` of `group` by key, each with `attributes` (and its
+/// spec's static attributes). `None` values are skipped. Never fails and
+/// never panics: an unregistered group, an unknown key, a non-finite value,
+/// a negative count, a value for an observable key, or an attribute the spec
+/// does not declare is one `tracing` warning (target `nemo_lens`) per
+/// problem, group and key for the life of the process, and that value is
+/// dropped.
+///
+/// ```
+/// use nemo_lens::groups::{record_metrics, register_metric_group, MetricKind, MetricSpec};
+/// use nemo_lens::opentelemetry::KeyValue;
+/// use nemo_lens::Meter;
+///
+/// register_metric_group(
+///     "doc_gym",
+///     [MetricSpec::new("episodes", "gym.episodes", MetricKind::Counter).unit("{episode}")],
+/// )
+/// .unwrap();
+/// let meter = Meter::noop();
+/// record_metrics(&meter, "doc_gym", [("episodes", 4.0)], &[KeyValue::new("env", "math")]);
+/// ```
+pub fn record_metrics<K, V>(
+    meter: &Meter,
+    group: &str,
+    values: impl IntoIterator<Item = (K, V)>,
+    attributes: &[KeyValue],
+) where
+    K: AsRef<str>,
+    V: Into<Option<f64>>,
+{
+    if !meter.is_enabled() {
+        return;
+    }
+    let mut values = values.into_iter().peekable();
+    if values.peek().is_none() {
+        return;
+    }
+    let Some(set) = instruments(meter, group) else {
+        return;
+    };
+    for (key, value) in values {
+        let Some(value) = value.into() else {
+            continue;
+        };
+        set.record(key.as_ref(), value, attributes);
+    }
+}
+
+impl GroupInstruments {
+    fn record(&self, key: &str, value: f64, attributes: &[KeyValue]) {
+        let group = self.group.name.as_str();
+        let Some(index) = self.group.position(key) else {
+            if first(Trouble::UnknownKey, group, key) {
+                tracing::warn!(
+                    target: "nemo_lens",
+                    group,
+                    key,
+                    "metric group `{group}` has no key `{key}`; its values are dropped"
+                );
+            }
+            return;
+        };
+        let spec = &self.group.specs[index];
+        if !value.is_finite() {
+            if first(Trouble::BadValue, group, key) {
+                tracing::warn!(
+                    target: "nemo_lens",
+                    group,
+                    key,
+                    "`{key}` of metric group `{group}` got {value}; non-finite values are dropped"
+                );
+            }
+            return;
+        }
+        let statics = &self.statics[index];
+        let filtered;
+        let attributes: &[KeyValue] = if spec.attributes.is_empty() && statics.is_empty() {
+            attributes
+        } else {
+            filtered = self.attributes(spec, statics, attributes);
+            &filtered
+        };
+        match &self.built[index] {
+            Built::Gauge(gauge) => gauge.record(value, attributes),
+            Built::Histogram(histogram) => histogram.record(value, attributes),
+            Built::UpDownCounter(sum) => sum.add(value, attributes),
+            Built::Counter(counter) if value >= 0.0 => counter.add(value, attributes),
+            Built::Counter(_) => {
+                if first(Trouble::NegativeCount, group, key) {
+                    tracing::warn!(
+                        target: "nemo_lens",
+                        group,
+                        key,
+                        "`{key}` of metric group `{group}` is a counter and got {value}; \
+                         counters only go up, negative values are dropped"
+                    );
+                }
+            }
+            Built::Observable(_) => {
+                if first(Trouble::ObservableKey, group, key) {
+                    tracing::warn!(
+                        target: "nemo_lens",
+                        group,
+                        key,
+                        "`{key}` of metric group `{group}` is {} and reports through its \
+                         callback; values passed to record_metrics are dropped",
+                        spec.kind
+                    );
+                }
+            }
+        }
+    }
+
+    /// The static attributes, then the given ones the spec declares.
+    fn attributes(
+        &self,
+        spec: &MetricSpec,
+        statics: &[KeyValue],
+        attributes: &[KeyValue],
+    ) -> Vec<KeyValue> {
+        let mut all = statics.to_vec();
+        for attribute in attributes {
+            let declared = spec.attributes.is_empty()
+                || spec
+                    .attributes
+                    .iter()
+                    .any(|k| k.as_str() == attribute.key.as_str());
+            if declared {
+                all.push(attribute.clone());
+            } else if first(
+                Trouble::UndeclaredAttribute,
+                &self.group.name,
+                &format!("{}/{}", spec.key, attribute.key),
+            ) {
+                tracing::warn!(
+                    target: "nemo_lens",
+                    group = self.group.name.as_str(),
+                    key = spec.key.as_str(),
+                    attribute = attribute.key.as_str(),
+                    "attribute `{}` is not among the attributes `{}` of metric group `{}` \
+                     declares ({}); it is left off",
+                    attribute.key,
+                    spec.key,
+                    self.group.name,
+                    spec.attributes.join(", ")
+                );
+            }
+        }
+        all
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::groups::register_metric_group;
+    use opentelemetry::metrics::MeterProvider as _;
+
+    #[test]
+    fn each_meter_caches_its_own_instruments_and_frees_them_with_it() {
+        register_metric_group(
+            "cache_probe",
+            [MetricSpec::new("a", "cache_probe.a", MetricKind::Gauge)],
+        )
+        .unwrap();
+        let provider = opentelemetry_sdk::metrics::SdkMeterProvider::builder().build();
+        let group = lookup("cache_probe").unwrap();
+        let baseline = Arc::strong_count(&group);
+        let first = Meter::new(provider.meter("a"));
+        let second = Meter::new(provider.meter("b"));
+        for _ in 0..3 {
+            record_metrics(&first, "cache_probe", [("a", 1.0)], &[]);
+            record_metrics(&second, "cache_probe", [("a", 1.0)], &[]);
+        }
+        // One build per meter, however many records.
+        assert_eq!(Arc::strong_count(&group), baseline + 2);
+        assert_eq!(first.cached_groups(), 1);
+        let clone = first.clone();
+        drop(first);
+        assert_eq!(Arc::strong_count(&group), baseline + 2, "a clone keeps it");
+        drop(clone);
+        assert_eq!(Arc::strong_count(&group), baseline + 1);
+        drop(second);
+        assert_eq!(Arc::strong_count(&group), baseline);
+    }
+}

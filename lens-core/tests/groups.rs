@@ -1,0 +1,278 @@
+//! Runtime metric groups end to end: spec files registered and recorded by
+//! key into the SDK's in-memory exporter (values and attributes asserted),
+//! refused specs naming every key and rule, one warning per problem,
+//! observable groups, and re-registration.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use lens_core::groups::{
+    create_metric_instruments, record_metrics, register_metric_group,
+    register_metric_group_with_override, MetricKind, MetricSpec, Rule, SpecFile, SpecFileError,
+};
+use lens_core::Meter;
+use opentelemetry::metrics::MeterProvider as _;
+use opentelemetry::KeyValue;
+use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
+use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
+
+struct Harness {
+    provider: SdkMeterProvider,
+    exporter: InMemoryMetricExporter,
+    meter: Meter,
+}
+
+impl Harness {
+    fn new() -> Self {
+        let exporter = InMemoryMetricExporter::default();
+        let provider = SdkMeterProvider::builder()
+            .with_reader(PeriodicReader::builder(exporter.clone()).build())
+            .build();
+        let meter = Meter::new(provider.meter("nemo.lens"));
+        Harness {
+            provider,
+            exporter,
+            meter,
+        }
+    }
+
+    /// Every exported point of the last collection: name → [(attributes,
+    /// value or histogram sum)], and histogram counts by name.
+    fn points(&self) -> BTreeMap<String, Vec<(Vec<(String, String)>, f64)>> {
+        self.exporter.reset();
+        self.provider.force_flush().unwrap();
+        let batches = self.exporter.get_finished_metrics().unwrap();
+        let mut points = BTreeMap::new();
+        for metric in batches
+            .last()
+            .unwrap()
+            .scope_metrics()
+            .flat_map(|s| s.metrics())
+        {
+            let entry: &mut Vec<_> = points.entry(metric.name().to_owned()).or_default();
+            let attrs = |it: &mut dyn Iterator<Item = &KeyValue>| -> Vec<(String, String)> {
+                let mut v: Vec<_> = it
+                    .map(|kv| (kv.key.to_string(), kv.value.to_string()))
+                    .collect();
+                v.sort();
+                v
+            };
+            match metric.data() {
+                AggregatedMetrics::F64(MetricData::Gauge(g)) => {
+                    for p in g.data_points() {
+                        entry.push((attrs(&mut p.attributes()), p.value()));
+                    }
+                }
+                AggregatedMetrics::F64(MetricData::Sum(s)) => {
+                    for p in s.data_points() {
+                        entry.push((attrs(&mut p.attributes()), p.value()));
+                    }
+                }
+                AggregatedMetrics::F64(MetricData::Histogram(h)) => {
+                    for p in h.data_points() {
+                        entry.push((attrs(&mut p.attributes()), p.sum()));
+                    }
+                }
+                other => panic!("unexpected data {other:?}"),
+            }
+        }
+        for series in points.values_mut() {
+            series.sort_by(|a, b| a.0.cmp(&b.0));
+        }
+        points
+    }
+}
+
+fn spec_path(name: &str) -> String {
+    format!("{}/../examples/specs/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
+    list.iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect()
+}
+
+#[test]
+fn nemo_rl_spec_file_registers_and_records_by_key() {
+    let file = SpecFile::load(spec_path("nemo_rl.json")).unwrap();
+    assert_eq!(file.groups.len(), 1);
+    assert_eq!(file.groups[0].1.len(), 24);
+    file.register().unwrap();
+
+    let h = Harness::new();
+    record_metrics(
+        &h.meter,
+        "rl",
+        [
+            ("reward_mean", Some(0.5)),
+            ("policy_loss", None),
+            ("vllm_prompt_tokens", Some(100.0)),
+        ],
+        &[],
+    );
+    record_metrics(&h.meter, "rl", [("vllm_prompt_tokens", 28.0)], &[]);
+    record_metrics(
+        &h.meter,
+        "rl",
+        [("setup_duration", 12.5)],
+        &[KeyValue::new("rl.setup.phase", "generation_init")],
+    );
+    // `pid` is not among the attributes the spec declares: left off.
+    record_metrics(
+        &h.meter,
+        "rl",
+        [("host_memory_used", 6.4e10)],
+        &[
+            KeyValue::new("host.name", "dgx-0"),
+            KeyValue::new("rl.worker_groups", "policy"),
+            KeyValue::new("pid", 42),
+        ],
+    );
+    let points = h.points();
+    assert_eq!(points["rl.reward.mean"], [(vec![], 0.5)]);
+    assert!(!points.contains_key("rl.policy.loss"), "None is skipped");
+    assert_eq!(points["rl.vllm.prompt_tokens"], [(vec![], 128.0)]);
+    assert_eq!(
+        points["rl.setup.duration"],
+        [(pairs(&[("rl.setup.phase", "generation_init")]), 12.5)]
+    );
+    assert_eq!(
+        points["rl.host.memory.used"],
+        [(
+            pairs(&[("host.name", "dgx-0"), ("rl.worker_groups", "policy")]),
+            6.4e10
+        )]
+    );
+    assert_eq!(h.meter.cached_groups(), 1);
+}
+
+#[test]
+fn nemo_rl_rows_as_declared_are_refused_naming_each_key_and_rule() {
+    let Err(SpecFileError::Specs(errors)) = SpecFile::load(spec_path("nemo_rl_as_declared.json"))
+    else {
+        panic!("the rows as NeMo-RL declares them break the rules");
+    };
+    let found: Vec<(&str, Rule)> = errors[0]
+        .problems
+        .iter()
+        .map(|p| (p.key.as_str(), p.rule))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("efficiency_seconds", Rule::DurationOnGauge),
+            ("efficiency_seconds", Rule::UnitInName),
+            ("efficiency_pct", Rule::UnitInName),
+            ("setup_duration", Rule::DurationOnGauge),
+            ("sft_v2_step_duration", Rule::DurationOnGauge),
+            ("sft_v2_valid_tokens_per_second", Rule::UnitInName),
+        ]
+    );
+    let text = SpecFileError::Specs(errors).to_string();
+    assert!(
+        text.contains(
+            "key `setup_duration` [duration-on-gauge] a gauge with duration unit `s`: durations \
+             belong on a histogram, a gauge loses the p99; make it \"kind\": \"histogram\""
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn malformed_spec_files_name_the_field() {
+    let text = r#"{"groups": {"g": [
+        {"key": "a", "name": "app.a", "kind": "gauge", "unit": 5},
+        {"key": "b", "name": "app.b", "kind": "summary", "colour": "red"},
+        {"key": "c", "name": "app.c", "kind": "observable_gauge"}
+    ]}}"#;
+    let Err(SpecFileError::Specs(errors)) = SpecFile::from_json(text) else {
+        panic!("refused");
+    };
+    let found: Vec<(&str, Rule)> = errors[0]
+        .problems
+        .iter()
+        .map(|p| (p.key.as_str(), p.rule))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("a", Rule::Field),
+            ("b", Rule::Field),
+            ("b", Rule::Kind),
+            ("c", Rule::Callback),
+        ]
+    );
+    assert!(matches!(
+        SpecFile::from_json("{"),
+        Err(SpecFileError::Json(_))
+    ));
+}
+
+#[test]
+fn a_group_is_registered_once_unless_replaced() {
+    let specs = || [MetricSpec::new("a", "once.a", MetricKind::Gauge)];
+    register_metric_group("once", specs()).unwrap();
+    let error = register_metric_group("once", specs()).unwrap_err();
+    assert_eq!(error.problems[0].rule, Rule::AlreadyRegistered);
+
+    let h = Harness::new();
+    record_metrics(&h.meter, "once", [("a", 1.0)], &[]);
+    register_metric_group_with_override(
+        "once",
+        [MetricSpec::new("b", "once.b", MetricKind::Counter)],
+    )
+    .unwrap();
+    // The meter rebuilds for the new definition: `b` records, `a` is gone.
+    record_metrics(&h.meter, "once", [("a", 2.0), ("b", 3.0)], &[]);
+    let points = h.points();
+    assert_eq!(
+        points["once.a"],
+        [(vec![], 1.0)],
+        "the old gauge keeps its last value"
+    );
+    assert_eq!(points["once.b"], [(vec![], 3.0)]);
+}
+
+#[test]
+fn observable_groups_report_what_their_callback_sees() {
+    let hosts: Arc<Mutex<Vec<(&'static str, f64)>>> =
+        Arc::new(Mutex::new(vec![("dgx-0", 1.0e9), ("dgx-1", 2.0e9)]));
+    let calls = Arc::new(AtomicUsize::new(0));
+    let (seen, counted) = (Arc::clone(&hosts), Arc::clone(&calls));
+    register_metric_group(
+        "observed",
+        [
+            MetricSpec::new("used", "observed.memory.used", MetricKind::ObservableGauge)
+                .unit("By")
+                .callback(move |observer| {
+                    counted.fetch_add(1, Ordering::Relaxed);
+                    for (host, used) in seen.lock().unwrap().iter() {
+                        observer.observe(*used, &[KeyValue::new("host.name", *host)]);
+                    }
+                }),
+        ],
+    )
+    .unwrap();
+    let h = Harness::new();
+    // Twice: the callback is installed once per meter.
+    create_metric_instruments(&h.meter, "observed");
+    create_metric_instruments(&h.meter, "observed");
+    let points = h.points();
+    assert_eq!(
+        points["observed.memory.used"],
+        [
+            (pairs(&[("host.name", "dgx-0")]), 1.0e9),
+            (pairs(&[("host.name", "dgx-1")]), 2.0e9),
+        ]
+    );
+    assert_eq!(calls.load(Ordering::Relaxed), 1);
+    // A host the callback stops reporting ends.
+    hosts.lock().unwrap().remove(0);
+    let points = h.points();
+    assert_eq!(
+        points["observed.memory.used"],
+        [(pairs(&[("host.name", "dgx-1")]), 2.0e9)]
+    );
+}
