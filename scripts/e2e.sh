@@ -24,7 +24,7 @@ scripts/deps.sh
 cargo test -p lens-core --features otlp-tls,prometheus,console --test otlp_export --test prometheus_endpoint
 
 cargo build -p nemo-lens-cli --bin nemo-lens
-cargo build --example demo --features prometheus
+cargo build -p nemo-lens-demo
 target_dir="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
 
 rules="$(mktemp --suffix=.rules.yml)"
@@ -32,7 +32,7 @@ trap 'rm -f "$rules"' EXIT
 "$target_dir/debug/nemo-lens" rules >"$rules"
 promtool check rules "$rules"
 
-NEMO_LENS_DEMO_BIN="$target_dir/debug/examples/demo" \
+NEMO_LENS_DEMO_BIN="$target_dir/debug/demo" \
 PROMETHEUS_BIN="$(command -v prometheus)" \
     cargo test --features prometheus --test prometheus_e2e -- --ignored --nocapture
 

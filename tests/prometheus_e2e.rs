@@ -179,7 +179,7 @@ fn prometheus_scrapes_the_demo_and_every_generated_query_has_data() {
     assert!(
         missing.reports.is_empty(),
         "the demo does not record these fields, so their panels and rules stay empty; \
-         record them in examples/demo.rs:\n{}",
+         record them in demo/src/main.rs:\n{}",
         missing
             .reports
             .iter()

@@ -118,12 +118,22 @@ pub(crate) fn histogram_stream(
     instrument: &Instrument,
     default: HistogramAggregation,
 ) -> Option<Stream> {
+    let sdk = histogram_sdk_aggregation(instrument, default)?;
+    Stream::builder().with_aggregation(sdk).build().ok()
+}
+
+/// The SDK aggregation of a histogram as [`histogram_stream`] chooses it;
+/// `None` for the SDK's own (explicit buckets) and for other instruments.
+pub(crate) fn histogram_sdk_aggregation(
+    instrument: &Instrument,
+    default: HistogramAggregation,
+) -> Option<Aggregation> {
     if instrument.kind() != InstrumentKind::Histogram {
         return None;
     }
-    let aggregation = pinned_histogram_aggregation(instrument.name()).unwrap_or(default);
-    let sdk = aggregation.sdk()?;
-    Stream::builder().with_aggregation(sdk).build().ok()
+    pinned_histogram_aggregation(instrument.name())
+        .unwrap_or(default)
+        .sdk()
 }
 
 /// A view for a meter provider of your own: every histogram aggregated as

@@ -17,6 +17,12 @@ use opentelemetry::KeyValue;
 use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
 use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
 
+/// Attributes as sorted `(key, value)` strings.
+type Attributes = Vec<(String, String)>;
+
+/// Exported points by instrument name.
+type Points = BTreeMap<String, Vec<(Attributes, f64)>>;
+
 struct Harness {
     provider: SdkMeterProvider,
     exporter: InMemoryMetricExporter,
@@ -38,8 +44,8 @@ impl Harness {
     }
 
     /// Every exported point of the last collection: name → [(attributes,
-    /// value or histogram sum)], and histogram counts by name.
-    fn points(&self) -> BTreeMap<String, Vec<(Vec<(String, String)>, f64)>> {
+    /// value or histogram sum)].
+    fn points(&self) -> Points {
         self.exporter.reset();
         self.provider.force_flush().unwrap();
         let batches = self.exporter.get_finished_metrics().unwrap();
@@ -51,7 +57,7 @@ impl Harness {
             .flat_map(|s| s.metrics())
         {
             let entry: &mut Vec<_> = points.entry(metric.name().to_owned()).or_default();
-            let attrs = |it: &mut dyn Iterator<Item = &KeyValue>| -> Vec<(String, String)> {
+            let attrs = |it: &mut dyn Iterator<Item = &KeyValue>| -> Attributes {
                 let mut v: Vec<_> = it
                     .map(|kv| (kv.key.to_string(), kv.value.to_string()))
                     .collect();
@@ -88,7 +94,7 @@ fn spec_path(name: &str) -> String {
     format!("{}/../examples/specs/{name}", env!("CARGO_MANIFEST_DIR"))
 }
 
-fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
+fn pairs(list: &[(&str, &str)]) -> Attributes {
     list.iter()
         .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
         .collect()

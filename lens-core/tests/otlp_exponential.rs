@@ -8,7 +8,7 @@ mod support;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
-use lens_core::telemetry::{EnvLookup, NemoLensConfig, SetupOptions};
+use lens_core::telemetry::{EnvLookup, SetupOptions};
 use opentelemetry_proto::tonic::metrics::v1::{metric, ExponentialHistogramDataPoint};
 use support::otlp_receiver::*;
 
@@ -40,23 +40,17 @@ fn exported_exponentially(proto: Proto) {
     let port = free_port();
     let received = Received::default();
     let _receiver = Receiver::start(proto, port, &received);
-    let endpoint = format!("http://127.0.0.1:{port}");
-    let protocol = match proto {
-        Proto::Grpc => "grpc",
-        Proto::Http => "http/protobuf",
-    };
-    let config = NemoLensConfig::from_lookup(EnvLookup::from_pairs([
-        ("NEMO_LENS_ENABLED", "true"),
-        ("NEMO_LENS_EXPORTER", "otlp"),
-        ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
-        ("OTEL_EXPORTER_OTLP_PROTOCOL", protocol),
-        (
-            "OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION",
-            "base2_exponential_bucket_histogram",
-        ),
-        ("OTEL_METRIC_EXPORT_INTERVAL", "200"),
-    ]))
-    .unwrap();
+    let config = otlp_config(
+        proto,
+        &format!("http://127.0.0.1:{port}"),
+        &[
+            (
+                "OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION",
+                "base2_exponential_bucket_histogram",
+            ),
+            ("OTEL_METRIC_EXPORT_INTERVAL", "200"),
+        ],
+    );
     let handle = SetupOptions::new()
         .env(EnvLookup::from_pairs::<&str, &str>([]))
         .allow_reinit(true)

@@ -8,7 +8,7 @@ mod support;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use lens_core::telemetry::{EnvLookup, NemoLensConfig, SetupOptions, TelemetryHandle};
+use lens_core::telemetry::{EnvLookup, SetupOptions, TelemetryHandle};
 use opentelemetry::KeyValue;
 use support::otlp_receiver::*;
 
@@ -21,23 +21,17 @@ fn serial() -> MutexGuard<'static, ()> {
 const WAIT: Duration = Duration::from_secs(20);
 
 fn setup(proto: Proto, port: u16, shutdown_timeout: Duration) -> TelemetryHandle {
-    let endpoint = format!("http://127.0.0.1:{port}");
-    let protocol = match proto {
-        Proto::Grpc => "grpc",
-        Proto::Http => "http/protobuf",
-    };
-    let config = NemoLensConfig::from_lookup(EnvLookup::from_pairs([
-        ("NEMO_LENS_ENABLED", "true"),
-        ("NEMO_LENS_EXPORTER", "otlp"),
-        ("NEMO_LENS_RUN_ID", "otlp-run"),
-        ("OTEL_SERVICE_NAME", "rust_peer"),
-        ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
-        ("OTEL_EXPORTER_OTLP_PROTOCOL", protocol),
-        ("OTEL_EXPORTER_OTLP_HEADERS", "x-team=rl"),
-        ("OTEL_METRIC_EXPORT_INTERVAL", "200"),
-        ("OTEL_METRIC_EXPORT_TIMEOUT", "1000"),
-    ]))
-    .unwrap();
+    let config = otlp_config(
+        proto,
+        &format!("http://127.0.0.1:{port}"),
+        &[
+            ("NEMO_LENS_RUN_ID", "otlp-run"),
+            ("OTEL_SERVICE_NAME", "rust_peer"),
+            ("OTEL_EXPORTER_OTLP_HEADERS", "x-team=rl"),
+            ("OTEL_METRIC_EXPORT_INTERVAL", "200"),
+            ("OTEL_METRIC_EXPORT_TIMEOUT", "1000"),
+        ],
+    );
     SetupOptions::new()
         .env(EnvLookup::from_pairs([("SLURM_JOB_NAME", "grpo")]))
         .allow_reinit(true)

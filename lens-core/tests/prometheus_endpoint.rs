@@ -215,9 +215,20 @@ fn busy_port_is_an_error_naming_the_address() {
     let port = taken.local_addr().unwrap().port().to_string();
     let err = options().setup(&config(&port), 0, 1).unwrap_err();
     assert!(matches!(err, SetupError::Bind { .. }), "{err}");
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "cannot serve Prometheus metrics on 127.0.0.1:{port}: the port is in use (another \
+             process, or another rank on this host); set OTEL_EXPORTER_PROMETHEUS_PORT to a free \
+             port, or 0 for any"
+        )
+    );
+    // The OS error once, from source(), and in Debug after the message.
+    let source = std::error::Error::source(&err).unwrap().to_string();
+    assert!(!err.to_string().contains(&source));
     assert!(
-        err.to_string().contains(&format!("127.0.0.1:{port}")),
-        "{err}"
+        format!("{err:?}").ends_with(&format!("for any: {source}")),
+        "{err:?}"
     );
 }
 

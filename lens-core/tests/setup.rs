@@ -46,8 +46,49 @@ fn disabled_setup_gives_a_noop_meter() {
         assert!(!handle.is_exporting);
         assert!(!handle.meter.is_enabled());
         assert!(handle.prometheus_url().is_none());
+        assert_eq!(
+            handle.why_not_exporting(),
+            Some(
+                "nemo-lens telemetry is off until NEMO_LENS_ENABLED=true (or 1) is set; nothing \
+                 is recorded or exported"
+            )
+        );
         handle.shutdown().unwrap();
     }
+    let sdk_off = NemoLensConfig::from_lookup(EnvLookup::from_pairs([
+        ("NEMO_LENS_ENABLED", "1"),
+        ("OTEL_SDK_DISABLED", "true"),
+    ]))
+    .unwrap();
+    let handle = lens_core::setup_telemetry(&sdk_off, 0, 1).unwrap();
+    assert!(handle
+        .why_not_exporting()
+        .unwrap()
+        .contains("OTEL_SDK_DISABLED=true"));
+}
+
+#[test]
+fn a_rank_that_does_not_export_says_which_variable_selects_it() {
+    let _serial = serial();
+    let handle = options(&[])
+        .push_exporter(InMemoryMetricExporter::default())
+        .setup(&config(&[]), 0, 4)
+        .unwrap();
+    assert!(!handle.is_exporting);
+    assert_eq!(
+        handle.why_not_exporting(),
+        Some(
+            "nemo-lens telemetry is not exported from rank 0 of 4: \
+             NEMO_LENS_EXPORT_STRATEGY=single_rank selects other ranks (set \
+             NEMO_LENS_EXPORT_STRATEGY=all_ranks, or NEMO_LENS_EXPORT_RANK=0 with single_rank, \
+             to export from this one)"
+        )
+    );
+    let exporting = options(&[])
+        .push_exporter(InMemoryMetricExporter::default())
+        .setup(&config(&[]), 3, 4)
+        .unwrap();
+    assert_eq!(exporting.why_not_exporting(), None);
 }
 
 #[test]
@@ -461,4 +502,51 @@ fn invalid_histogram_boundaries_are_an_error_naming_the_instrument() {
         "invalid bucket boundaries for histogram `gen_ai.server.time_to_first_token`: \
          bounds must be strictly increasing, but 0.5 follows 1"
     );
+}
+
+#[test]
+fn cardinality_limit_bounds_series_and_overflow_is_reported() {
+    let _serial = serial();
+    let exporter = InMemoryMetricExporter::default();
+    let handle = options(&[])
+        .push_exporter(exporter.clone())
+        .setup(&config(&[("NEMO_LENS_CARDINALITY_LIMIT", "4")]), 0, 1)
+        .unwrap();
+    let meter = handle.meter.otel();
+    let requests = meter.u64_counter("test.requests_by_model").build();
+    for model in 0..10 {
+        requests.add(1, &[KeyValue::new("model", format!("m{model}"))]);
+    }
+    let bounded = meter.u64_counter("test.requests_by_route").build();
+    bounded.add(1, &[KeyValue::new("route", "/v1/chat")]);
+    let overflowing = handle.overflowing_instruments();
+    assert!(
+        overflowing.is_empty(),
+        "nothing exported yet: {overflowing:?}"
+    );
+    // The injected exporter is exported to (and watched) on flush.
+    handle.shutdown().unwrap();
+    assert_eq!(handle.overflowing_instruments(), ["test.requests_by_model"]);
+
+    let batches = exporter.get_finished_metrics().unwrap();
+    let metric = batches
+        .last()
+        .unwrap()
+        .scope_metrics()
+        .flat_map(|s| s.metrics())
+        .find(|m| m.name() == "test.requests_by_model")
+        .unwrap();
+    let AggregatedMetrics::U64(MetricData::Sum(sum)) = metric.data() else {
+        panic!("a sum");
+    };
+    let (overflow, kept): (Vec<_>, Vec<_>) = sum.data_points().partition(|p| {
+        p.attributes()
+            .any(|kv| kv.key.as_str() == "otel.metric.overflow")
+    });
+    // The limit's series, and nothing lost: the other six are counted in
+    // the overflow series.
+    assert_eq!(kept.len(), 4);
+    assert_eq!(overflow.len(), 1);
+    let total: u64 = sum.data_points().map(|p| p.value()).sum();
+    assert_eq!(total, 10);
 }

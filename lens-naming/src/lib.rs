@@ -9,6 +9,10 @@
 //! `lens-core` compare them with what a live endpoint exports for every
 //! built-in instrument, so a change upstream shows up as a failing test.
 //!
+//! [`rules`] holds the rules a declaration follows (names, units, buckets,
+//! durations not on gauges, units spelled in names), shared by the derive
+//! and runtime metric groups so both refuse exactly the same things.
+//!
 //! This crate has no dependencies, so the proc-macro can use it.
 
 #![warn(missing_docs)]

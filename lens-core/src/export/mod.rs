@@ -6,6 +6,7 @@
 pub mod console;
 #[cfg(feature = "otlp")]
 pub(crate) mod otlp;
+pub mod overflow;
 #[cfg(feature = "prometheus")]
 pub mod prometheus;
 #[cfg_attr(not(any(feature = "otlp", feature = "console")), allow(dead_code))]

@@ -135,6 +135,7 @@ impl<E> ReportingExporter<E> {
 
 impl<E: PushMetricExporter> PushMetricExporter for ReportingExporter<E> {
     async fn export(&self, metrics: &ResourceMetrics) -> OTelSdkResult {
+        super::overflow::note(metrics);
         let result = self.inner.export(metrics).await;
         self.report.record(&result, Instant::now());
         result
@@ -150,6 +151,30 @@ impl<E: PushMetricExporter> PushMetricExporter for ReportingExporter<E> {
 
     fn temporality(&self) -> Temporality {
         self.inner.temporality()
+    }
+}
+
+/// An exporter given to setup, watched for cardinality overflow only (its
+/// outcomes are its own business).
+#[derive(Debug)]
+pub(crate) struct OverflowWatching<E>(pub(crate) E);
+
+impl<E: PushMetricExporter> PushMetricExporter for OverflowWatching<E> {
+    async fn export(&self, metrics: &ResourceMetrics) -> OTelSdkResult {
+        super::overflow::note(metrics);
+        self.0.export(metrics).await
+    }
+
+    fn force_flush(&self) -> OTelSdkResult {
+        self.0.force_flush()
+    }
+
+    fn shutdown_with_timeout(&self, timeout: Duration) -> OTelSdkResult {
+        self.0.shutdown_with_timeout(timeout)
+    }
+
+    fn temporality(&self) -> Temporality {
+        self.0.temporality()
     }
 }
 

@@ -5,7 +5,7 @@
 use opentelemetry_sdk::metrics::{Aggregation, Instrument, InstrumentKind, Stream};
 
 use super::SetupError;
-use crate::aggregation::{histogram_stream, HistogramAggregation};
+use crate::aggregation::{histogram_sdk_aggregation, HistogramAggregation};
 
 /// Boundaries that replace those of the histogram named `instrument`.
 #[derive(Debug, Clone, PartialEq)]
@@ -49,6 +49,9 @@ impl BucketOverride {
 pub(crate) struct Streams {
     pub buckets: Vec<BucketOverride>,
     pub histogram_aggregation: HistogramAggregation,
+    /// Series per instrument before the SDK merges the rest into its
+    /// overflow series; `None` for the SDK's 2000.
+    pub cardinality_limit: Option<usize>,
 }
 
 impl Streams {
@@ -58,16 +61,24 @@ impl Streams {
     pub fn view(self) -> impl Fn(&Instrument) -> Option<Stream> + Send + Sync + 'static {
         move |instrument: &Instrument| {
             let overridden = self.buckets.iter().find(|b| b.applies_to(instrument));
-            match overridden {
-                Some(buckets) => Stream::builder()
-                    .with_aggregation(Aggregation::ExplicitBucketHistogram {
-                        boundaries: buckets.boundaries.clone(),
-                        record_min_max: true,
-                    })
-                    .build()
-                    .ok(),
-                None => histogram_stream(instrument, self.histogram_aggregation),
+            let aggregation = match overridden {
+                Some(buckets) => Some(Aggregation::ExplicitBucketHistogram {
+                    boundaries: buckets.boundaries.clone(),
+                    record_min_max: true,
+                }),
+                None => histogram_sdk_aggregation(instrument, self.histogram_aggregation),
+            };
+            if aggregation.is_none() && self.cardinality_limit.is_none() {
+                return None;
             }
+            let mut stream = Stream::builder();
+            if let Some(aggregation) = aggregation {
+                stream = stream.with_aggregation(aggregation);
+            }
+            if let Some(limit) = self.cardinality_limit {
+                stream = stream.with_cardinality_limit(limit);
+            }
+            stream.build().ok()
         }
     }
 }

@@ -160,6 +160,10 @@ pub struct NemoLensConfig {
     /// `base2_exponential_bucket_histogram`, for every histogram on every
     /// exporter (a declaration may pin its own).
     pub histogram_aggregation: HistogramAggregation,
+    /// `NEMO_LENS_CARDINALITY_LIMIT`: the attribute sets (series) each
+    /// instrument keeps before the SDK merges the rest into one series
+    /// marked `otel.metric.overflow`; `None` for the SDK's 2000.
+    pub cardinality_limit: Option<usize>,
 }
 
 impl Default for NemoLensConfig {
@@ -193,6 +197,7 @@ impl Default for NemoLensConfig {
             prometheus_resource_labels: PrometheusResourceLabels::default(),
             semconv_opt_in: SemconvOptIn::none(),
             histogram_aggregation: HistogramAggregation::ExplicitBucket,
+            cardinality_limit: None,
         }
     }
 }
@@ -276,7 +281,12 @@ impl NemoLensConfig {
         if let Some((var, v)) = reader.plain(&["OTEL_METRIC_EXPORT_TIMEOUT"]) {
             config.export_timeout = parse_millis(&var, &v)?;
         }
-        super::otlp_env::read(&reader, &mut config)?;
+        // Only a job that exports over OTLP reads (and so checks) the OTLP
+        // variables: a stray one must not stop a Prometheus-only or a
+        // disabled job.
+        if config.exporter == ExporterKind::Otlp && config.metrics_active() {
+            super::otlp_env::read(&reader, &mut config)?;
+        }
         if let Some((var, v)) = reader.plain(&["OTEL_RESOURCE_ATTRIBUTES"]) {
             config.resource_attributes = parse_key_values(&var, &v)?;
         }
@@ -303,6 +313,17 @@ impl NemoLensConfig {
         }
         if let Some((_, v)) = reader.plain(&[SEMCONV_STABILITY_OPT_IN]) {
             config.semconv_opt_in = SemconvOptIn::parse(&v);
+        }
+        if let Some((var, v)) = reader.prefixed("CARDINALITY_LIMIT") {
+            let limit: usize = parse_number(&var, &v, "a positive whole number of series")?;
+            if limit == 0 {
+                return Err(ConfigError::new(
+                    &var,
+                    &v,
+                    "a positive whole number of series",
+                ));
+            }
+            config.cardinality_limit = Some(limit);
         }
         if let Some((var, v)) = reader.plain(&[DEFAULT_HISTOGRAM_AGGREGATION]) {
             config.histogram_aggregation =
@@ -389,11 +410,29 @@ mod tests {
     }
 
     #[test]
+    fn otlp_variables_are_read_only_by_a_job_exporting_over_otlp() {
+        let stray = [("OTEL_EXPORTER_OTLP_ENDPOINT", "ftp://x")];
+        // Disabled, or exporting to Prometheus: the stray variable is not read.
+        assert!(config(&stray).is_ok());
+        let prometheus = config(&[
+            ("NEMO_LENS_ENABLED", "1"),
+            ("NEMO_LENS_EXPORTER", "prometheus"),
+            stray[0],
+        ])
+        .unwrap();
+        assert_eq!(prometheus.otlp_endpoint, None);
+        // Exporting over OTLP: an error naming it.
+        let err = config(&[("NEMO_LENS_ENABLED", "1"), stray[0]]).unwrap_err();
+        assert_eq!(err.variable, "OTEL_EXPORTER_OTLP_ENDPOINT");
+        assert_eq!(err.value, "ftp://x");
+    }
+
+    #[test]
     fn every_variable_is_read() {
         let c = config(&[
             ("NEMO_LENS_ENABLED", "on"),
             ("NEMO_LENS_METRICS_ENABLED", "yes"),
-            ("NEMO_LENS_EXPORTER", "prometheus"),
+            ("NEMO_LENS_EXPORTER", "otlp"),
             ("NEMO_LENS_EXPORT_STRATEGY", "sampled"),
             ("NEMO_LENS_EXPORT_RANK", "3"),
             ("NEMO_LENS_EXPORT_SAMPLE_RATE", "0.25"),
@@ -423,7 +462,7 @@ mod tests {
         ])
         .unwrap();
         assert!(c.metrics_active());
-        assert_eq!(c.exporter, ExporterKind::Prometheus);
+        assert_eq!(c.exporter, ExporterKind::Otlp);
         assert_eq!(c.export_strategy, ExportStrategy::Sampled);
         assert_eq!((c.export_rank, c.export_sample_rate), (3, 0.25));
         assert_eq!(c.run_id.as_deref(), Some("run-7"));
@@ -510,9 +549,15 @@ mod tests {
                 "exponential",
                 "explicit_bucket_histogram or base2_exponential_bucket_histogram",
             ),
+            ("NEMO_LENS_CARDINALITY_LIMIT", "0", "positive whole number"),
+            (
+                "NEMO_LENS_CARDINALITY_LIMIT",
+                "lots",
+                "positive whole number",
+            ),
         ];
         for (var, value, expected) in cases {
-            let err = config(&[(var, value)]).unwrap_err();
+            let err = config(&[("NEMO_LENS_ENABLED", "1"), (var, value)]).unwrap_err();
             assert_eq!(err.variable, *var);
             assert_eq!(err.value, *value);
             let message = err.to_string();

@@ -6,7 +6,12 @@ use super::env::ConfigError;
 use crate::export::ExporterError;
 
 /// Why telemetry could not be set up.
-#[derive(Debug, thiserror::Error)]
+///
+/// `Display` says what failed and what to do; the causes behind it come
+/// from `source()` (never both, so chain printers show each once), and
+/// `Debug` prints the message with its causes, so `fn main() -> Result<..>`
+/// shows the same sentence rather than a struct.
+#[derive(thiserror::Error)]
 pub enum SetupError {
     /// A configuration value was invalid.
     #[error(transparent)]
@@ -36,12 +41,13 @@ pub enum SetupError {
         feature: &'static str,
     },
     /// The Prometheus endpoint could not be bound.
-    #[error("cannot serve Prometheus metrics on {addr}: {source}")]
+    #[error("cannot serve Prometheus metrics on {addr}{}", bind_hint(error))]
     Bind {
         /// The address asked for.
         addr: SocketAddr,
         /// The operating system's error.
-        source: std::io::Error,
+        #[source]
+        error: std::io::Error,
     },
     /// The exporter could not be built; `source()` gives the cause.
     #[error(transparent)]
@@ -56,4 +62,34 @@ pub enum SetupError {
         /// What is wrong with them.
         reason: String,
     },
+}
+
+/// What to do about a port that cannot be bound.
+fn bind_hint(error: &std::io::Error) -> &'static str {
+    match error.kind() {
+        std::io::ErrorKind::AddrInUse => {
+            ": the port is in use (another process, or another rank on this host); set \
+             OTEL_EXPORTER_PROMETHEUS_PORT to a free port, or 0 for any"
+        }
+        std::io::ErrorKind::PermissionDenied => {
+            ": permission denied; set OTEL_EXPORTER_PROMETHEUS_PORT to a port above 1023"
+        }
+        std::io::ErrorKind::AddrNotAvailable => {
+            ": no such address on this host; set OTEL_EXPORTER_PROMETHEUS_HOST to one of its \
+             addresses, such as 127.0.0.1"
+        }
+        _ => "",
+    }
+}
+
+impl std::fmt::Debug for SetupError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{self}")?;
+        let mut cause = std::error::Error::source(self);
+        while let Some(error) = cause {
+            write!(f, ": {error}")?;
+            cause = error.source();
+        }
+        Ok(())
+    }
 }

@@ -63,15 +63,46 @@ pub struct TelemetryHandle {
     /// Whether this rank exports (false when disabled or not selected).
     pub is_exporting: bool,
     pub(crate) active: Option<Arc<Active>>,
+    pub(crate) idle: Option<String>,
 }
 
 impl TelemetryHandle {
-    pub(crate) fn noop() -> Self {
+    /// A handle that records nothing, because of `reason`: said once through
+    /// `tracing`, and kept for [`why_not_exporting`](Self::why_not_exporting).
+    pub(crate) fn idle(reason: String) -> Self {
+        tracing::info!(target: "nemo_lens", "{reason}");
         TelemetryHandle {
             meter: Meter::noop(),
             is_exporting: false,
             active: None,
+            idle: Some(reason),
         }
+    }
+
+    /// Instruments that have had more attribute sets than the cardinality
+    /// limit (`NEMO_LENS_CARDINALITY_LIMIT`, else the SDK's 2000) since the
+    /// process started: each was warned about once through `tracing`, and
+    /// its later attribute sets are merged into one series marked
+    /// `otel.metric.overflow=true`.
+    pub fn overflowing_instruments(&self) -> Vec<String> {
+        crate::export::overflow::overflowing_instruments()
+    }
+
+    /// Why this handle records nothing, naming the variable to set; `None`
+    /// when it exports.
+    ///
+    /// ```
+    /// use nemo_lens::{EnvLookup, NemoLensConfig, SetupOptions};
+    ///
+    /// let config = NemoLensConfig::from_lookup(EnvLookup::from_pairs([
+    ///     ("NEMO_LENS_EXPORTER", "prometheus"),
+    /// ]))?;
+    /// let handle = SetupOptions::new().setup(&config, 0, 1)?;
+    /// assert!(handle.why_not_exporting().unwrap().contains("NEMO_LENS_ENABLED=true"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn why_not_exporting(&self) -> Option<&str> {
+        self.idle.as_deref()
     }
 
     /// The address the Prometheus endpoint is bound to, when serving one.

@@ -43,6 +43,7 @@ pub struct SetupOptions {
     pub(super) prometheus_resource_labels: Option<PrometheusResourceLabels>,
     pub(super) semconv_opt_in: Option<SemconvOptIn>,
     pub(super) histogram_aggregation: Option<HistogramAggregation>,
+    pub(super) cardinality_limit: Option<usize>,
 }
 
 impl Default for SetupOptions {
@@ -82,6 +83,7 @@ impl SetupOptions {
             prometheus_resource_labels: None,
             semconv_opt_in: None,
             histogram_aggregation: None,
+            cardinality_limit: None,
         }
     }
 
@@ -122,7 +124,7 @@ impl SetupOptions {
     pub fn push_exporter(mut self, exporter: impl PushMetricExporter) -> Self {
         self.install = Some(Box::new(move |b, interval| {
             b.with_reader(
-                PeriodicReader::builder(exporter)
+                PeriodicReader::builder(crate::export::report::OverflowWatching(exporter))
                     .with_interval(interval)
                     .build(),
             )
@@ -229,6 +231,23 @@ impl SetupOptions {
     /// ```
     pub fn histogram_aggregation(mut self, aggregation: HistogramAggregation) -> Self {
         self.histogram_aggregation = Some(aggregation);
+        self
+    }
+
+    /// The series (attribute sets) every instrument keeps, instead of
+    /// `NEMO_LENS_CARDINALITY_LIMIT` ([`NemoLensConfig::cardinality_limit`]);
+    /// past it the SDK merges new ones into one overflow series, and setup's
+    /// handle counts and warns about each instrument that overflows
+    /// ([`TelemetryHandle::overflowing_instruments`](super::TelemetryHandle::overflowing_instruments)).
+    /// Values below 1 are taken as 1.
+    ///
+    /// ```
+    /// use nemo_lens::SetupOptions;
+    ///
+    /// let options = SetupOptions::new().cardinality_limit(500);
+    /// ```
+    pub fn cardinality_limit(mut self, limit: usize) -> Self {
+        self.cardinality_limit = Some(limit.max(1));
         self
     }
 

@@ -206,8 +206,10 @@ mod tests {
     use super::*;
     use crate::telemetry::EnvLookup;
 
+    /// A job exporting over OTLP: the only kind that reads these variables.
     fn config(pairs: &[(&str, &str)]) -> Result<NemoLensConfig, ConfigError> {
-        NemoLensConfig::from_lookup(EnvLookup::from_pairs(pairs.iter().copied()))
+        let enabled = [("NEMO_LENS_ENABLED", "1")];
+        NemoLensConfig::from_lookup(EnvLookup::from_pairs(enabled.iter().chain(pairs).copied()))
     }
 
     #[test]

@@ -76,7 +76,7 @@ pub(super) fn install(
                 )
                 .map_err(|PrometheusError::Bind { addr, source }| SetupError::Bind {
                     addr,
-                    source,
+                    error: source,
                 })?;
                 pipeline.prometheus_addr = Some(server.local_addr());
                 pipeline.stoppers.push(Box::new(move |_| server.stop()));

@@ -51,7 +51,7 @@ pub(super) fn setup(
         buckets.validate()?;
     }
     if !config.metrics_active() {
-        return Ok(TelemetryHandle::noop());
+        return Ok(TelemetryHandle::idle(inactive_reason(config)));
     }
     let ctx = rank_context(config, &options.env, rank, world_size)?;
 
@@ -71,7 +71,13 @@ pub(super) fn setup(
     if !config.export_strategy.should_export(&ctx) {
         // A non-exporting rank still counts as set up, as on exporting ranks.
         *current = Some(Weak::new());
-        return Ok(TelemetryHandle::noop());
+        return Ok(TelemetryHandle::idle(format!(
+            "nemo-lens telemetry is not exported from rank {rank} of {world_size}: \
+             NEMO_LENS_EXPORT_STRATEGY={} selects other ranks (set \
+             NEMO_LENS_EXPORT_STRATEGY=all_ranks, or NEMO_LENS_EXPORT_RANK={rank} with \
+             single_rank, to export from this one)",
+            config.export_strategy.name()
+        )));
     }
 
     let resource = resource::build(&ResourceInputs {
@@ -88,7 +94,9 @@ pub(super) fn setup(
         histogram_aggregation: options
             .histogram_aggregation
             .unwrap_or(config.histogram_aggregation),
+        cardinality_limit: options.cardinality_limit.or(config.cardinality_limit),
     };
+    crate::export::overflow::set_limit(streams.cardinality_limit);
     let builder = SdkMeterProvider::builder()
         .with_resource(resource)
         .with_view(streams.view());
@@ -131,5 +139,22 @@ pub(super) fn setup(
         meter: Meter::new(otel).with_semconv_opt_in(semconv),
         is_exporting: true,
         active: Some(active),
+        idle: None,
     })
+}
+
+/// Why a configuration records nothing, naming the variable to change.
+fn inactive_reason(config: &NemoLensConfig) -> String {
+    if config.sdk_disabled {
+        "nemo-lens telemetry is off: OTEL_SDK_DISABLED=true disables every OpenTelemetry SDK; \
+         unset it to export"
+            .to_owned()
+    } else if !config.metrics_enabled {
+        "nemo-lens metrics are off: NEMO_LENS_METRICS_ENABLED=false; set it to true to export"
+            .to_owned()
+    } else {
+        "nemo-lens telemetry is off until NEMO_LENS_ENABLED=true (or 1) is set; nothing is \
+         recorded or exported"
+            .to_owned()
+    }
 }

@@ -6,9 +6,7 @@ use std::time::{Duration, Instant};
 use crate::capture::Captured;
 use crate::otlp::{otlp, FAILED};
 use crate::serial;
-use crate::support::otlp_receiver::{
-    free_port, int_total, GrpcReceiver, HttpReceiver, Proto, Received, Receiver,
-};
+use crate::support::otlp_receiver::{free_port, int_total, Proto, Received, Receiver};
 use crate::support::tls::TestPki;
 
 fn tls_receiver(proto: Proto, port: u16, received: &Received, pki: &TestPki) -> Receiver {
@@ -22,23 +20,13 @@ fn tls_receiver_with(
     pki: &TestPki,
     client_ca: Option<&str>,
 ) -> Receiver {
-    let (cert, key) = (&pki.server_cert, &pki.server_key);
-    match proto {
-        Proto::Grpc => Receiver::Grpc(GrpcReceiver::start_tls(
-            port,
-            received.clone(),
-            cert,
-            key,
-            client_ca,
-        )),
-        Proto::Http => Receiver::Http(HttpReceiver::start_tls(
-            port,
-            received.clone(),
-            cert,
-            key,
-            client_ca,
-        )),
-    }
+    Receiver::start_tls(
+        proto,
+        port,
+        received,
+        (&pki.server_cert, &pki.server_key),
+        client_ca,
+    )
 }
 
 /// Exports over TLS to a receiver whose certificate was generated for this

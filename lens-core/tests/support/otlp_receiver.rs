@@ -445,6 +445,35 @@ pub enum Proto {
     Http,
 }
 
+impl Proto {
+    /// The `OTEL_EXPORTER_OTLP_PROTOCOL` value.
+    pub fn variable(self) -> &'static str {
+        match self {
+            Proto::Grpc => "grpc",
+            Proto::Http => "http/protobuf",
+        }
+    }
+}
+
+/// The configuration of a job exporting over `proto` to `endpoint`, with
+/// `extra` variables on top.
+pub fn otlp_config(
+    proto: Proto,
+    endpoint: &str,
+    extra: &[(&str, &str)],
+) -> lens_core::telemetry::NemoLensConfig {
+    let base = [
+        ("NEMO_LENS_ENABLED", "true"),
+        ("NEMO_LENS_EXPORTER", "otlp"),
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint),
+        ("OTEL_EXPORTER_OTLP_PROTOCOL", proto.variable()),
+    ];
+    lens_core::telemetry::NemoLensConfig::from_lookup(lens_core::telemetry::EnvLookup::from_pairs(
+        base.iter().chain(extra).copied(),
+    ))
+    .unwrap()
+}
+
 /// A receiver of either transport, started and stopped alike.
 pub enum Receiver {
     Grpc(GrpcReceiver),
@@ -456,6 +485,33 @@ impl Receiver {
         match proto {
             Proto::Grpc => Receiver::Grpc(GrpcReceiver::start(port, received.clone())),
             Proto::Http => Receiver::Http(HttpReceiver::start(port, received.clone())),
+        }
+    }
+
+    /// A TLS receiver with `cert` and `key` (PEM), requiring client
+    /// certificates signed by `client_ca` when given.
+    pub fn start_tls(
+        proto: Proto,
+        port: u16,
+        received: &Received,
+        (cert, key): (&str, &str),
+        client_ca: Option<&str>,
+    ) -> Self {
+        match proto {
+            Proto::Grpc => Receiver::Grpc(GrpcReceiver::start_tls(
+                port,
+                received.clone(),
+                cert,
+                key,
+                client_ca,
+            )),
+            Proto::Http => Receiver::Http(HttpReceiver::start_tls(
+                port,
+                received.clone(),
+                cert,
+                key,
+                client_ca,
+            )),
         }
     }
 

@@ -109,3 +109,109 @@ pub fn server_config(cert: &str, key: &str, client_ca: Option<&str>) -> Arc<rust
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Arc::new(config)
 }
+
+/// A directory of the test's own, removed when dropped.
+pub struct ScratchDir(pub PathBuf);
+
+impl ScratchDir {
+    pub fn new(name: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("nemo-lens-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        ScratchDir(dir)
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A certificate and its key as PEM, and the file holding the certificate.
+pub struct CertAndKey {
+    pub cert: String,
+    pub key: String,
+    pub cert_file: PathBuf,
+}
+
+/// Runs the `openssl` CLI, failing the test clearly when it is missing,
+/// fails or hangs (it is given 30 s).
+pub fn openssl(args: &[&str]) -> String {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+    let mut child = Command::new("openssl")
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| {
+            panic!(
+                "this test needs the `openssl` command (Debian: apt-get install openssl) \
+                 to make certificates the way users do; running it failed: {e}"
+            )
+        });
+    // Drained on threads so that a chatty openssl cannot block on a full
+    // pipe while we wait for it.
+    let drain = |mut pipe: Box<dyn std::io::Read + Send>| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = pipe.read_to_string(&mut text);
+            text
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().unwrap()));
+    let stderr = drain(Box::new(child.stderr.take().unwrap()));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("openssl {args:?} did not finish within 30 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let (stdout, stderr) = (stdout.join().unwrap(), stderr.join().unwrap());
+    assert!(status.success(), "openssl {args:?} failed: {stderr}");
+    stdout
+}
+
+/// A self-signed certificate made as users make one, with the `openssl`
+/// CLI and its configuration (Debian's marks it CA:TRUE):
+/// `openssl req -x509 -newkey rsa:2048 -nodes -keyout KEY -out CERT -days 2
+/// -subj /CN=localhost -addext subjectAltName=<san>`.
+pub fn openssl_self_signed(dir: &std::path::Path, name: &str, san: &str) -> CertAndKey {
+    let cert_file = dir.join(format!("{name}.pem"));
+    let key_file = dir.join(format!("{name}-key.pem"));
+    openssl(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        key_file.to_str().unwrap(),
+        "-out",
+        cert_file.to_str().unwrap(),
+        "-days",
+        "2",
+        "-subj",
+        "/CN=localhost",
+        "-addext",
+        &format!("subjectAltName={san}"),
+    ]);
+    CertAndKey {
+        cert: std::fs::read_to_string(&cert_file).unwrap(),
+        key: std::fs::read_to_string(&key_file).unwrap(),
+        cert_file,
+    }
+}
+
+/// Whether the certificate in `file` is marked CA (basicConstraints CA:TRUE).
+pub fn openssl_says_ca(file: &std::path::Path) -> bool {
+    openssl(&["x509", "-in", file.to_str().unwrap(), "-noout", "-text"]).contains("CA:TRUE")
+}

@@ -107,7 +107,9 @@ fn dummy(input: &DeriveInput, krate: Option<Path>) -> TokenStream {
     }
     let krate = krate.unwrap_or_else(|| syn::parse_quote!(::nemo_lens));
     let ident = &input.ident;
+    let setters = dummy_setters(input);
     quote! {
+        #setters
         const _: () = {
             impl #krate::__private::Instruments for #ident {
                 type Set = ();
@@ -120,6 +122,66 @@ fn dummy(input: &DeriveInput, krate: Option<Path>) -> TokenStream {
                 fn record_with(&self, _: &()) {}
             }
         };
+    }
+}
+
+/// The setters of every `Option<T>` field of a rejected struct, so each use
+/// of a setter does not add a misleading "field, not a method" error to the
+/// one that matters.
+fn dummy_setters(input: &DeriveInput) -> TokenStream {
+    let syn::Data::Struct(syn::DataStruct {
+        fields: syn::Fields::Named(fields),
+        ..
+    }) = &input.data
+    else {
+        return TokenStream::new();
+    };
+    let setters = fields.named.iter().filter_map(|field| {
+        let name = field.ident.as_ref()?;
+        let inner = option_inner(&field.ty)?;
+        let vis = &field.vis;
+        let is_vec = matches!(inner, syn::Type::Path(p)
+            if p.path.segments.last().is_some_and(|s| s.ident == "Vec"));
+        let (param, value) = if is_vec {
+            (
+                quote!(value: impl ::core::convert::Into<#inner>),
+                quote!(::core::convert::Into::into(value)),
+            )
+        } else {
+            (quote!(value: #inner), quote!(value))
+        };
+        Some(quote! {
+            #[allow(dead_code)]
+            #vis fn #name(mut self, #param) -> Self {
+                self.#name = ::core::option::Option::Some(#value);
+                self
+            }
+        })
+    });
+    let ident = &input.ident;
+    quote! {
+        #[automatically_derived]
+        impl #ident {
+            #(#setters)*
+        }
+    }
+}
+
+/// `T` of a field typed `Option<T>`.
+fn option_inner(ty: &syn::Type) -> Option<&syn::Type> {
+    let syn::Type::Path(path) = ty else {
+        return None;
+    };
+    let last = path.path.segments.last()?;
+    if last.ident != "Option" {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    match args.args.first()? {
+        syn::GenericArgument::Type(inner) => Some(inner),
+        _ => None,
     }
 }
 

@@ -26,8 +26,11 @@ pub(super) fn build(
         .connect_timeout(settings.timeout);
     #[cfg(feature = "otlp-tls")]
     let endpoint = if https {
+        let (config, verifier) = super::tls::tonic_config(&settings.tls, &settings.endpoint)?;
+        // The verifier carries the trusted roots: tonic's own check would
+        // refuse a trusted self-signed certificate marked CA.
         endpoint
-            .tls_config(super::tls::tonic_config(&settings.tls, &settings.endpoint)?)
+            .tls_config_with_verifier(config, verifier)
             .map_err(|e| OtlpError::TlsConfig {
                 endpoint: settings.endpoint.clone(),
                 source: e.into(),

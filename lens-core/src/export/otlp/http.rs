@@ -117,7 +117,14 @@ impl HttpClient for ExactHeaders {
         }
         let sent = self.client.send_bytes(request).await;
         if let Err(error) = &sent {
-            self.report.note_cause(chain(error.as_ref()));
+            let cause = chain(error.as_ref());
+            // Certificate refusals carry their hint already (`verifier.rs`).
+            #[cfg(feature = "otlp-tls")]
+            let cause = match super::error::TlsHint::for_transport_error(&cause) {
+                Some(hint) => format!("{cause}; {hint}"),
+                None => cause,
+            };
+            self.report.note_cause(cause);
         }
         sent
     }

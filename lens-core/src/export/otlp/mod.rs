@@ -13,6 +13,8 @@ mod http;
 mod runtime;
 #[cfg(feature = "otlp-tls")]
 mod tls;
+#[cfg(feature = "otlp-tls")]
+mod verifier;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -202,6 +202,7 @@ impl PrometheusRenderer {
         self.reader
             .collect(&mut collected)
             .map_err(|e| RenderError(e.to_string()))?;
+        crate::export::overflow::note(&collected);
         let families = {
             let mut known = self.known.lock().unwrap_or_else(PoisonError::into_inner);
             families::families(&collected, &self.resource_labels, &mut known)

@@ -11,7 +11,7 @@
 //! `OTEL_EXPORTER_PROMETHEUS_PORT=9500`).
 //!
 //! ```text
-//! cargo run --example demo --features prometheus -- --seconds 60
+//! cargo run --release -p nemo-lens-demo -- --seconds 60
 //! ```
 //!
 //! Options: `--seconds N` (default 120) bounds the run, `--step-ms N`
@@ -70,17 +70,13 @@ fn parse_args() -> Result<Args, String> {
 /// The process environment, with the demo's defaults where it is silent:
 /// telemetry on, exported to Prometheus.
 fn demo_env() -> EnvLookup {
-    EnvLookup::from_fn(|key| {
-        std::env::var(key)
-            .ok()
-            .filter(|v| !v.trim().is_empty())
-            .or_else(|| match key {
-                "NEMO_LENS_ENABLED" => Some("1".into()),
-                "NEMO_LENS_EXPORTER" => Some("prometheus".into()),
-                "OTEL_SERVICE_NAME" => Some("nemo-lens-demo".into()),
-                _ => None,
-            })
-    })
+    // Defaults only for unset variables: `CUDA_VISIBLE_DEVICES=""` keeps
+    // meaning "no GPUs".
+    EnvLookup::process().with_defaults([
+        ("NEMO_LENS_ENABLED", "1"),
+        ("NEMO_LENS_EXPORTER", "prometheus"),
+        ("OTEL_SERVICE_NAME", "nemo-lens-demo"),
+    ])
 }
 
 /// A small deterministic generator, so runs are reproducible.
@@ -206,9 +202,23 @@ fn gym_server_rollout(meter: &Meter, rng: &mut Rng, server: u64, step: u64) -> (
 fn main() {
     // nemo-lens reports export failures (and their recovery) through
     // `tracing`; a program shows them by installing a subscriber.
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_max_level(tracing::Level::INFO)
+    // The OpenTelemetry crates' own lines (`MeterProvider.GlobalSet`, ...)
+    // only at warning level unless OTEL_LOG_LEVEL asks for more.
+    use tracing_subscriber::prelude::*;
+    let sdk_level = match std::env::var("OTEL_LOG_LEVEL").as_deref() {
+        Ok("debug") => tracing::Level::DEBUG,
+        Ok("info") => tracing::Level::INFO,
+        Ok("error") => tracing::Level::ERROR,
+        _ => tracing::Level::WARN,
+    };
+    let filter = tracing_subscriber::filter::Targets::new()
+        .with_default(tracing::Level::INFO)
+        .with_target("opentelemetry", sdk_level)
+        .with_target("opentelemetry_sdk", sdk_level)
+        .with_target("opentelemetry_otlp", sdk_level);
+    tracing_subscriber::registry()
+        .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr))
+        .with(filter)
         .init();
     // Print errors with Display: they name the variable and the value.
     if let Err(e) = run() {

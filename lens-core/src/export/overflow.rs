@@ -1,0 +1,74 @@
+//! Instruments past their cardinality limit. The SDK keeps the first
+//! `limit` attribute sets of an instrument and merges every later one into a
+//! single series marked `otel.metric.overflow=true`, silently; this module
+//! spots that series in what is exported and says so, once per instrument.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError};
+
+use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData, ResourceMetrics};
+
+/// The attribute the SDK puts on the overflow series.
+pub const OVERFLOW_ATTRIBUTE: &str = "otel.metric.overflow";
+
+/// The SDK's limit when none is configured.
+const SDK_DEFAULT_LIMIT: usize = 2000;
+
+static LIMIT: AtomicUsize = AtomicUsize::new(SDK_DEFAULT_LIMIT);
+static OVERFLOWING: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// Remembers the limit setup configured, for the warning's text.
+pub(crate) fn set_limit(limit: Option<usize>) {
+    LIMIT.store(limit.unwrap_or(SDK_DEFAULT_LIMIT), Ordering::Relaxed);
+}
+
+/// Instruments of this process that have overflowed their cardinality limit
+/// since it started, in the order they did.
+pub fn overflowing_instruments() -> Vec<String> {
+    OVERFLOWING
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone()
+}
+
+/// Notes every instrument of `metrics` with an overflow series, warning
+/// through `tracing` the first time each one does.
+pub(crate) fn note(metrics: &ResourceMetrics) {
+    for metric in metrics.scope_metrics().flat_map(|scope| scope.metrics()) {
+        let overflowed = match metric.data() {
+            AggregatedMetrics::F64(data) => has_overflow(data),
+            AggregatedMetrics::U64(data) => has_overflow(data),
+            AggregatedMetrics::I64(data) => has_overflow(data),
+        };
+        if !overflowed {
+            continue;
+        }
+        let mut known = OVERFLOWING.lock().unwrap_or_else(PoisonError::into_inner);
+        if known.iter().any(|name| name == metric.name()) {
+            continue;
+        }
+        known.push(metric.name().to_owned());
+        let limit = LIMIT.load(Ordering::Relaxed);
+        tracing::warn!(
+            target: "nemo_lens",
+            instrument = metric.name(),
+            limit,
+            "instrument `{}` has more than {limit} attribute sets; the SDK merges every new one \
+             into a single series marked {OVERFLOW_ATTRIBUTE}=true. Bound the attribute values \
+             (model names, adapters, routes) or raise NEMO_LENS_CARDINALITY_LIMIT",
+            metric.name()
+        );
+    }
+}
+
+fn has_overflow<T>(data: &MetricData<T>) -> bool {
+    fn marked<'a>(mut attributes: impl Iterator<Item = &'a opentelemetry::KeyValue>) -> bool {
+        attributes.any(|kv| kv.key.as_str() == OVERFLOW_ATTRIBUTE)
+    }
+    match data {
+        MetricData::Gauge(g) => g.data_points().any(|p| marked(p.attributes())),
+        MetricData::Sum(s) => s.data_points().any(|p| marked(p.attributes())),
+        MetricData::Histogram(h) => h.data_points().any(|p| marked(p.attributes())),
+        MetricData::ExponentialHistogram(h) => h.data_points().any(|p| marked(p.attributes())),
+    }
+}

@@ -1,0 +1,21 @@
+//! One mistake (a gauge in milliseconds) is one error: the setters used
+//! below still exist, so they add none.
+
+use nemo_lens::Instruments;
+
+#[derive(Instruments, Default)]
+struct Step {
+    /// Step time.
+    #[gauge("app.step.time", unit = "ms")]
+    time_ms: Option<f64>,
+    /// Loss.
+    #[gauge("app.loss")]
+    loss: Option<f64>,
+    /// Per-sample rewards.
+    #[histogram("app.rewards")]
+    rewards: Option<Vec<f64>>,
+}
+
+fn main() {
+    let _ = Step::default().time_ms(12.0).loss(0.5).rewards([0.1, 0.2]);
+}
