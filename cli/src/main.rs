@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use nemo_lens::groups::SpecFile;
+use nemo_lens::groups::{SpecFile, SpecFileError};
 use nemo_lens::telemetry::HistogramAggregation;
 use nemo_lens::SemconvOptIn;
 use nemo_lens_cli::{builtin_sets_for, spec_sets, AlertPolicy, InstrumentSet};
@@ -112,6 +112,8 @@ impl Sets {
                 Ok(file) => {
                     sets.extend(spec_sets(&file).into_iter().map(|set| self.aggregated(set)))
                 }
+                // A read error names the file already.
+                Err(e @ SpecFileError::Read { .. }) => errors.push(e.to_string()),
                 Err(e) => errors.push(format!("{}: {e}", path.display())),
             }
         }

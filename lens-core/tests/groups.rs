@@ -191,8 +191,9 @@ fn malformed_spec_files_name_the_field() {
     let text = r#"{"groups": {"g": [
         {"key": "a", "name": "app.a", "kind": "gauge", "unit": 5},
         {"key": "b", "name": "app.b", "kind": "summary", "colour": "red"},
-        {"key": "c", "name": "app.c", "kind": "observable_gauge"}
-    ]}}"#;
+        {"key": "c", "name": "app.c", "kind": "observable_gauge"},
+        {"key": "d", "name": "app.d", "kind": null, "unit": "s"}
+    ], "h": [{"key": "only", "name": "app.only", "kind": "histogramm"}]}}"#;
     let Err(SpecFileError::Specs(errors)) = SpecFile::from_json(text) else {
         panic!("refused");
     };
@@ -201,19 +202,34 @@ fn malformed_spec_files_name_the_field() {
         .iter()
         .map(|p| (p.key.as_str(), p.rule))
         .collect();
+    // Parsing problems first, then the rules; a kind that is not a string
+    // is one problem, not a duration-on-gauge too; a group whose only spec is
+    // refused is not also "empty".
     assert_eq!(
         found,
         [
             ("a", Rule::Field),
             ("b", Rule::Field),
             ("b", Rule::Kind),
+            ("d", Rule::Field),
             ("c", Rule::Callback),
         ]
     );
+    assert_eq!(errors[1].group, "h");
+    let rules: Vec<Rule> = errors[1].problems.iter().map(|p| p.rule).collect();
+    assert_eq!(rules, [Rule::Kind]);
     assert!(matches!(
         SpecFile::from_json("{"),
         Err(SpecFileError::Json(_))
     ));
+    let not_a_spec_file = SpecFile::from_json("{}").unwrap_err();
+    assert!(matches!(not_a_spec_file, SpecFileError::Shape(_)));
+    assert!(
+        not_a_spec_file
+            .to_string()
+            .starts_with("not a spec file: a spec file is an object with \"groups\""),
+        "{not_a_spec_file}"
+    );
 }
 
 #[test]

@@ -43,11 +43,14 @@ pub(crate) fn note(metrics: &ResourceMetrics) {
         if !overflowed {
             continue;
         }
-        let mut known = OVERFLOWING.lock().unwrap_or_else(PoisonError::into_inner);
-        if known.iter().any(|name| name == metric.name()) {
-            continue;
+        {
+            let mut known = OVERFLOWING.lock().unwrap_or_else(PoisonError::into_inner);
+            if known.iter().any(|name| name == metric.name()) {
+                continue;
+            }
+            known.push(metric.name().to_owned());
         }
-        known.push(metric.name().to_owned());
+        // Warned with the lock released: a subscriber may ask for the list.
         let limit = LIMIT.load(Ordering::Relaxed);
         tracing::warn!(
             target: "nemo_lens",

@@ -12,7 +12,9 @@ use super::check::{check_into, Problems, Rule, SpecError};
 use super::registry::register_metric_group;
 use super::spec::{MetricKind, MetricSpec};
 
-/// Groups read from (or written to) a spec file, in file order.
+/// Groups read from (or written to) a spec file, in file order. A group
+/// name given twice in one file keeps its last definition, as JSON objects
+/// do.
 #[derive(Debug, Clone, Default)]
 pub struct SpecFile {
     /// Each group's name and specs.
@@ -32,6 +34,8 @@ pub enum SpecFileError {
     },
     /// The text is not JSON.
     Json(serde_json::Error),
+    /// The JSON is not a spec file: what one looks like.
+    Shape(&'static str),
     /// Groups refused, each with every problem.
     Specs(Vec<SpecError>),
 }
@@ -43,6 +47,7 @@ impl fmt::Display for SpecFileError {
                 write!(f, "reading spec file {}: {source}", path.display())
             }
             SpecFileError::Json(e) => write!(f, "spec file is not valid JSON: {e}"),
+            SpecFileError::Shape(expected) => write!(f, "not a spec file: {expected}"),
             SpecFileError::Specs(errors) => {
                 for (i, error) in errors.iter().enumerate() {
                     if i > 0 {
@@ -78,21 +83,17 @@ impl SpecFile {
         let mut errors = Vec::new();
         let mut file = SpecFile::default();
         let Some(groups) = document.get("groups").and_then(Value::as_object) else {
-            errors.push(SpecError {
-                group: String::new(),
-                problems: vec![super::check::Problem {
-                    key: String::new(),
-                    rule: Rule::Field,
-                    message: "a spec file is an object with \"groups\": {\"GROUP\": [specs]}"
-                        .to_owned(),
-                }],
-            });
-            return Err(SpecFileError::Specs(errors));
+            return Err(SpecFileError::Shape(
+                "a spec file is an object with \"groups\": {\"GROUP\": [specs]}",
+            ));
         };
         for (group, specs) in groups {
             let mut problems = Problems::default();
             let parsed = parse_group(&mut problems, specs);
-            check_into(&mut problems, group, &parsed);
+            // A group whose every spec failed to parse is not also "empty".
+            if !parsed.is_empty() || problems.0.is_empty() {
+                check_into(&mut problems, group, &parsed);
+            }
             if problems.0.is_empty() {
                 file.groups.push((group.clone(), parsed));
             } else {
@@ -124,7 +125,9 @@ impl SpecFile {
         text
     }
 
-    /// Registers every group of the file, stopping at the first refused.
+    /// Registers every group of the file in order, stopping at the first
+    /// refused (a name already registered): the groups before it stay
+    /// registered.
     pub fn register(&self) -> Result<(), SpecError> {
         for (group, specs) in &self.groups {
             register_metric_group(group, specs.iter().cloned())?;
@@ -232,10 +235,13 @@ fn parse_spec(problems: &mut Problems, index: usize, spec: &Value) -> Option<Met
             );
         }
     }
-    // Lens's default kind.
-    let kind_name = kind_name
-        .filter(|k| !k.is_empty())
-        .unwrap_or("gauge".into());
+    // A kind that is not even a string was reported: checking the spec as
+    // some default kind would only add wrong problems.
+    let kind_name = match kind_name? {
+        // Lens's default kind.
+        k if k.is_empty() => "gauge".to_owned(),
+        k => k,
+    };
     let kind = MetricKind::from_name(&kind_name);
     if kind.is_none() {
         problems.push(

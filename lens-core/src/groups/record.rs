@@ -3,7 +3,8 @@
 //! they go when the meter goes.
 
 use std::collections::HashMap;
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 
 use opentelemetry::metrics::{Counter, Gauge, Histogram, UpDownCounter};
 use opentelemetry::KeyValue;
@@ -30,11 +31,24 @@ pub(crate) struct GroupInstruments {
     built: Vec<Built>,
     /// Static attributes per spec, as `KeyValue`s built once.
     statics: Vec<Vec<KeyValue>>,
+    /// Per spec, the [`Trouble`]s already warned about (one bit each), so a
+    /// value that keeps being bad costs an atomic load, not the process-wide
+    /// warning set's lock.
+    warned: Vec<AtomicU8>,
+}
+
+/// A group's slot on one meter: the definition it was made for, and its
+/// instruments, built once outside the cache's lock (building takes the
+/// SDK's pipeline lock, which a collection holds while it runs observable
+/// callbacks that may record other groups on this meter).
+pub(crate) struct Slot {
+    group: Arc<Group>,
+    built: OnceLock<GroupInstruments>,
 }
 
 /// The groups a meter has built, by group name.
 #[derive(Default)]
-pub(crate) struct GroupCache(RwLock<HashMap<String, Arc<GroupInstruments>>>);
+pub(crate) struct GroupCache(RwLock<HashMap<String, Arc<Slot>>>);
 
 impl GroupCache {
     pub(crate) fn len(&self) -> usize {
@@ -44,21 +58,33 @@ impl GroupCache {
 
 /// The instruments of `group` on `meter`, built on first use; `None` (after
 /// one warning) for a group nobody registered.
-fn instruments(meter: &Meter, group: &str) -> Option<Arc<GroupInstruments>> {
+fn instruments(meter: &Meter, group: &str) -> Option<Arc<Slot>> {
     let cache = meter.group_cache();
-    {
+    let slot = {
         let cached = cache.0.read().unwrap_or_else(PoisonError::into_inner);
-        if let Some(found) = cached.get(group).filter(|i| !i.group.is_retired()) {
-            return Some(Arc::clone(found));
-        }
+        cached
+            .get(group)
+            .filter(|slot| !slot.group.is_retired())
+            .cloned()
+    };
+    if let Some(slot) = slot {
+        slot.built.get_or_init(|| build(meter, &slot.group));
+        return Some(slot);
     }
     let Some(entry) = lookup(group) else {
         // A retired definition's instruments go with it.
-        cache
+        let stale = cache
             .0
-            .write()
+            .read()
             .unwrap_or_else(PoisonError::into_inner)
-            .remove(group);
+            .contains_key(group);
+        if stale {
+            cache
+                .0
+                .write()
+                .unwrap_or_else(PoisonError::into_inner)
+                .remove(group);
+        }
         if first(Trouble::Unregistered, group, "") {
             tracing::warn!(
                 target: "nemo_lens",
@@ -69,17 +95,26 @@ fn instruments(meter: &Meter, group: &str) -> Option<Arc<GroupInstruments>> {
         }
         return None;
     };
-    let mut cached = cache.0.write().unwrap_or_else(PoisonError::into_inner);
-    // Another thread may have built it while this one waited.
-    if let Some(found) = cached.get(group).filter(|i| Arc::ptr_eq(&i.group, &entry)) {
-        return Some(Arc::clone(found));
-    }
-    let built = Arc::new(build(meter, entry));
-    cached.insert(group.to_owned(), Arc::clone(&built));
-    Some(built)
+    let slot = {
+        let mut cached = cache.0.write().unwrap_or_else(PoisonError::into_inner);
+        match cached.get(group) {
+            // Another thread made the slot while this one waited.
+            Some(slot) if Arc::ptr_eq(&slot.group, &entry) => Arc::clone(slot),
+            _ => {
+                let slot = Arc::new(Slot {
+                    group: entry,
+                    built: OnceLock::new(),
+                });
+                cached.insert(group.to_owned(), Arc::clone(&slot));
+                slot
+            }
+        }
+    };
+    slot.built.get_or_init(|| build(meter, &slot.group));
+    Some(slot)
 }
 
-fn build(meter: &Meter, group: Arc<Group>) -> GroupInstruments {
+fn build(meter: &Meter, group: &Arc<Group>) -> GroupInstruments {
     let otel = meter.otel();
     let built = group
         .specs
@@ -97,7 +132,8 @@ fn build(meter: &Meter, group: Arc<Group>) -> GroupInstruments {
         })
         .collect();
     GroupInstruments {
-        group,
+        group: Arc::clone(group),
+        warned: group.specs.iter().map(|_| AtomicU8::new(0)).collect(),
         built,
         statics,
     }
@@ -213,7 +249,10 @@ pub fn record_metrics<K, V>(
     if values.peek().is_none() {
         return;
     }
-    let Some(set) = instruments(meter, group) else {
+    let Some(slot) = instruments(meter, group) else {
+        return;
+    };
+    let Some(set) = slot.built.get() else {
         return;
     };
     for (key, value) in values {
@@ -225,6 +264,16 @@ pub fn record_metrics<K, V>(
 }
 
 impl GroupInstruments {
+    /// Whether to warn about `trouble` for spec `index`: the first time on
+    /// this meter, and then only if no other meter warned before.
+    fn first_here(&self, index: usize, trouble: Trouble, detail: &str) -> bool {
+        let bit = 1u8 << trouble as u8;
+        if self.warned[index].fetch_or(bit, Ordering::Relaxed) & bit != 0 {
+            return false;
+        }
+        first(trouble, &self.group.name, detail)
+    }
+
     fn record(&self, key: &str, value: f64, attributes: &[KeyValue]) {
         let group = self.group.name.as_str();
         let Some(index) = self.group.position(key) else {
@@ -240,7 +289,7 @@ impl GroupInstruments {
         };
         let spec = &self.group.specs[index];
         if !value.is_finite() {
-            if first(Trouble::BadValue, group, key) {
+            if self.first_here(index, Trouble::BadValue, key) {
                 tracing::warn!(
                     target: "nemo_lens",
                     group,
@@ -255,7 +304,7 @@ impl GroupInstruments {
         let attributes: &[KeyValue] = if spec.attributes.is_empty() && statics.is_empty() {
             attributes
         } else {
-            filtered = self.attributes(spec, statics, attributes);
+            filtered = self.attributes(index, statics, attributes);
             &filtered
         };
         match &self.built[index] {
@@ -264,7 +313,7 @@ impl GroupInstruments {
             Built::UpDownCounter(sum) => sum.add(value, attributes),
             Built::Counter(counter) if value >= 0.0 => counter.add(value, attributes),
             Built::Counter(_) => {
-                if first(Trouble::NegativeCount, group, key) {
+                if self.first_here(index, Trouble::NegativeCount, key) {
                     tracing::warn!(
                         target: "nemo_lens",
                         group,
@@ -275,7 +324,7 @@ impl GroupInstruments {
                 }
             }
             Built::Observable(_) => {
-                if first(Trouble::ObservableKey, group, key) {
+                if self.first_here(index, Trouble::ObservableKey, key) {
                     tracing::warn!(
                         target: "nemo_lens",
                         group,
@@ -289,13 +338,15 @@ impl GroupInstruments {
         }
     }
 
-    /// The static attributes, then the given ones the spec declares.
+    /// The static attributes, then the given ones the spec declares. The
+    /// first undeclared attribute of a key is warned about, once.
     fn attributes(
         &self,
-        spec: &MetricSpec,
+        index: usize,
         statics: &[KeyValue],
         attributes: &[KeyValue],
     ) -> Vec<KeyValue> {
+        let spec = &self.group.specs[index];
         let mut all = statics.to_vec();
         for attribute in attributes {
             let declared = spec.attributes.is_empty()
@@ -305,11 +356,7 @@ impl GroupInstruments {
                     .any(|k| k.as_str() == attribute.key.as_str());
             if declared {
                 all.push(attribute.clone());
-            } else if first(
-                Trouble::UndeclaredAttribute,
-                &self.group.name,
-                &format!("{}/{}", spec.key, attribute.key),
-            ) {
+            } else if self.first_here(index, Trouble::UndeclaredAttribute, &spec.key) {
                 tracing::warn!(
                     target: "nemo_lens",
                     group = self.group.name.as_str(),
@@ -350,14 +397,15 @@ mod tests {
             record_metrics(&first, "cache_probe", [("a", 1.0)], &[]);
             record_metrics(&second, "cache_probe", [("a", 1.0)], &[]);
         }
-        // One build per meter, however many records.
-        assert_eq!(Arc::strong_count(&group), baseline + 2);
+        // One slot and one build per meter (each holding the definition),
+        // however many records.
+        assert_eq!(Arc::strong_count(&group), baseline + 4);
         assert_eq!(first.cached_groups(), 1);
         let clone = first.clone();
         drop(first);
-        assert_eq!(Arc::strong_count(&group), baseline + 2, "a clone keeps it");
+        assert_eq!(Arc::strong_count(&group), baseline + 4, "a clone keeps it");
         drop(clone);
-        assert_eq!(Arc::strong_count(&group), baseline + 1);
+        assert_eq!(Arc::strong_count(&group), baseline + 2);
         drop(second);
         assert_eq!(Arc::strong_count(&group), baseline);
     }

@@ -93,7 +93,10 @@ pub fn derive(input: &DeriveInput) -> TokenStream {
                 .map(|e| e.to_compile_error())
                 .unwrap_or_default();
             let krate = container.as_ref().map(|c| c.krate.clone());
-            tokens.extend(dummy(input, krate));
+            // Setters only when the struct asked for them and that much was
+            // read: `setters = false` means the user writes their own.
+            let setters = container.as_ref().is_some_and(|c| c.setters);
+            tokens.extend(dummy(input, krate, setters));
             tokens
         }
     }
@@ -101,13 +104,17 @@ pub fn derive(input: &DeriveInput) -> TokenStream {
 
 /// An impl with no instruments, so that one mistake gives one message rather
 /// than one more at every `record` call.
-fn dummy(input: &DeriveInput, krate: Option<Path>) -> TokenStream {
+fn dummy(input: &DeriveInput, krate: Option<Path>, setters: bool) -> TokenStream {
     if !input.generics.params.is_empty() {
         return TokenStream::new();
     }
     let krate = krate.unwrap_or_else(|| syn::parse_quote!(::nemo_lens));
     let ident = &input.ident;
-    let setters = dummy_setters(input);
+    let setters = if setters {
+        dummy_setters(input)
+    } else {
+        TokenStream::new()
+    };
     quote! {
         #setters
         const _: () = {
@@ -140,15 +147,15 @@ fn dummy_setters(input: &DeriveInput) -> TokenStream {
         let name = field.ident.as_ref()?;
         let inner = option_inner(&field.ty)?;
         let vis = &field.vis;
-        let is_vec = matches!(inner, syn::Type::Path(p)
-            if p.path.segments.last().is_some_and(|s| s.ident == "Vec"));
-        let (param, value) = if is_vec {
+        // As the real setters: scalars take their own type (so `8000` is a
+        // `u16`), everything else anything that converts into it.
+        let (param, value) = if setters::is_scalar(inner) {
+            (quote!(value: #inner), quote!(value))
+        } else {
             (
                 quote!(value: impl ::core::convert::Into<#inner>),
                 quote!(::core::convert::Into::into(value)),
             )
-        } else {
-            (quote!(value: #inner), quote!(value))
         };
         Some(quote! {
             #[allow(dead_code)]

@@ -58,7 +58,7 @@ pub(super) fn setters(checked: &Checked, p: &TokenStream) -> TokenStream {
 }
 
 /// `bool` or a primitive number, written as a bare name.
-fn is_scalar(ty: &syn::Type) -> bool {
+pub(super) fn is_scalar(ty: &syn::Type) -> bool {
     let syn::Type::Path(path) = ty else {
         return false;
     };

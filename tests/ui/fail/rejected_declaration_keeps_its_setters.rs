@@ -14,8 +14,19 @@ struct Step {
     /// Per-sample rewards.
     #[histogram("app.rewards")]
     rewards: Option<Vec<f64>>,
+    /// The model.
+    #[attribute("app.model")]
+    model: Option<nemo_lens::opentelemetry::StringValue>,
+    /// The server port.
+    #[attribute("server.port")]
+    port: Option<u16>,
 }
 
 fn main() {
-    let _ = Step::default().time_ms(12.0).loss(0.5).rewards([0.1, 0.2]);
+    let _ = Step::default()
+        .time_ms(12.0)
+        .loss(0.5)
+        .rewards([0.1, 0.2])
+        .model("llama")
+        .port(8000);
 }

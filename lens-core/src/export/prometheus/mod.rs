@@ -84,20 +84,22 @@ pub enum Format {
 }
 
 impl Format {
-    /// The format to answer a request with `Accept: accept`: protobuf when
-    /// the scraper lists the delimited `io.prometheus.client.MetricFamily`
-    /// media type with a non-zero weight, text otherwise (also with no
-    /// header), as client_golang negotiates.
+    /// The format to answer a request with `Accept: accept`: the one of
+    /// the two the scraper weighs higher (`q`, 1 when absent; the earlier
+    /// entry on a tie). Protobuf is the delimited
+    /// `io.prometheus.client.MetricFamily` media type; text answers
+    /// `text/plain`, `text/*` and `*/*`. No header, or neither listed with a
+    /// non-zero weight, is text.
     pub fn negotiate(accept: Option<&str>) -> Format {
         let Some(accept) = accept else {
             return Format::Text;
         };
-        let protobuf = accept.split(',').any(|entry| {
+        // (weight, position) of the best entry of each format.
+        let mut protobuf: Option<(f64, usize)> = None;
+        let mut text: Option<(f64, usize)> = None;
+        for (position, entry) in accept.split(',').enumerate() {
             let mut parts = entry.split(';').map(str::trim);
-            let media = parts.next().unwrap_or_default();
-            if !media.eq_ignore_ascii_case("application/vnd.google.protobuf") {
-                return false;
-            }
+            let media = parts.next().unwrap_or_default().to_ascii_lowercase();
             let (mut proto, mut delimited, mut weight) = (false, false, 1.0);
             for parameter in parts {
                 let Some((key, value)) = parameter.split_once('=') else {
@@ -111,12 +113,24 @@ impl Format {
                     _ => {}
                 }
             }
-            proto && delimited && weight > 0.0
-        });
-        if protobuf {
-            Format::Protobuf
-        } else {
-            Format::Text
+            if weight <= 0.0 {
+                continue;
+            }
+            let best = match media.as_str() {
+                "application/vnd.google.protobuf" if proto && delimited => &mut protobuf,
+                "text/plain" | "text/*" | "*/*" => &mut text,
+                _ => continue,
+            };
+            if best.is_none_or(|(w, _)| weight > w) {
+                *best = Some((weight, position));
+            }
+        }
+        match (protobuf, text) {
+            (Some((p, at)), Some((t, text_at))) if p > t || (p == t && at < text_at) => {
+                Format::Protobuf
+            }
+            (Some(_), None) => Format::Protobuf,
+            _ => Format::Text,
         }
     }
 
@@ -280,6 +294,14 @@ mod tests {
         assert_eq!(Format::negotiate(Some(classic)), Format::Text);
         assert_eq!(Format::negotiate(None), Format::Text);
         assert_eq!(Format::negotiate(Some("*/*")), Format::Text);
+        // The higher weight wins, whatever the order.
+        let text_first = "text/plain;version=0.0.4;q=0.6,\
+                          application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;\
+                          encoding=delimited;q=0.5";
+        assert_eq!(Format::negotiate(Some(text_first)), Format::Text);
+        let proto_heavier = "text/plain;q=0.4,application/vnd.google.protobuf;\
+                             proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.9";
+        assert_eq!(Format::negotiate(Some(proto_heavier)), Format::Protobuf);
         // Another protobuf, a text encoding, or a zero weight is not ours.
         for other in [
             "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=text",

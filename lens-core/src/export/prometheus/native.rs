@@ -94,7 +94,8 @@ fn side(buckets: &Buckets, shift: u32) -> NativeSide {
 /// powers that are boundaries are the ones listed). Values up to 0
 /// (negative ones and zeros) share the bucket `le="0"`; `+Inf` is the
 /// encoder's. Only the range the point's buckets cover is listed, so a
-/// series grows buckets as its values spread and never loses one.
+/// series grows buckets as its values spread; when the SDK coarsens the
+/// scale below 0, powers that are no longer bucket boundaries drop out.
 pub(super) fn classic(point: &Exponential) -> Vec<(f64, u64)> {
     let mut buckets = Vec::new();
     let mut cumulative: u64 = point.negative.counts.iter().sum::<u64>() + point.zero_count;
@@ -131,7 +132,12 @@ pub(super) fn classic(point: &Exponential) -> Vec<(f64, u64)> {
         while let Some((_, count)) = counts.next_if(|(p, _)| *p <= power) {
             cumulative += count;
         }
-        let bound = 2f64.powi(power.clamp(-1074, 1023) as i32);
+        // Past 2^1023 the bound is +Inf, which the encoder adds anyway.
+        if power > 1023 {
+            break;
+        }
+        // exp2 is exact for every power down to 2^-1074 (powi is not).
+        let bound = (power.max(-1074) as f64).exp2();
         buckets.push((bound, cumulative));
         power += step;
     }
@@ -170,6 +176,19 @@ mod tests {
         assert_eq!(native.schema, 3);
         assert_eq!(native.positive.spans, [(4, 1), (2, 3)]);
         assert_eq!(native.positive.deltas, [10, 10, -15, -3]);
+    }
+
+    #[test]
+    fn classic_bounds_hold_at_the_ends_of_the_f64_range() {
+        // Subnormal values: bucket -1075 at scale 0 ends at 2^-1074, the
+        // smallest positive f64, not at 0 (where `le="0"` already is).
+        let tiny = classic(&point(0, -1075, &[3]));
+        assert_eq!(tiny, [((-1074f64).exp2(), 3)]);
+        assert!(tiny[0].0 > 0.0);
+        // Values past 2^1023 have no finite power of two above them: they
+        // count in `+Inf`, which the encoder adds.
+        let huge = classic(&point(0, 1022, &[1, 1]));
+        assert_eq!(huge, [((1023f64).exp2(), 1)]);
     }
 
     #[test]

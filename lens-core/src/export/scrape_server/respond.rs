@@ -3,7 +3,7 @@
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::body::Incoming;
-use hyper::header::{HeaderValue, ACCEPT, ALLOW, CONNECTION, CONTENT_TYPE};
+use hyper::header::{HeaderValue, ACCEPT, ALLOW, CONNECTION, CONTENT_TYPE, VARY};
 use hyper::{Method, Request, Response, StatusCode};
 
 use super::Render;
@@ -26,16 +26,25 @@ pub(super) fn respond(request: &Request<Incoming>, render: &Render) -> Response<
             .insert(ALLOW, HeaderValue::from_static("GET, HEAD"));
         return response;
     }
-    let accept = request.headers().get(ACCEPT).and_then(|a| a.to_str().ok());
+    // Several Accept headers are one list, as HTTP says.
+    let accept: Vec<&str> = request
+        .headers()
+        .get_all(ACCEPT)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .collect();
+    let accept = (!accept.is_empty()).then(|| accept.join(","));
     // A collection that panics must cost one scrape, not the server.
-    let rendered = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| render(accept)))
-        .unwrap_or_else(|_| Err("metric collection panicked".into()));
+    let rendered =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| render(accept.as_deref())))
+            .unwrap_or_else(|_| Err("metric collection panicked".into()));
     match rendered {
         Ok((content_type, body)) => {
             let mut response = Response::new(Full::new(Bytes::from(body)));
-            response
-                .headers_mut()
-                .insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
+            let headers = response.headers_mut();
+            headers.insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
+            // The body depends on Accept: caches must not mix the formats.
+            headers.insert(VARY, HeaderValue::from_static("accept"));
             response
         }
         Err(message) => text(StatusCode::INTERNAL_SERVER_ERROR, &format!("{message}\n")),
