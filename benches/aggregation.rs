@@ -6,11 +6,10 @@
 use divan::{black_box, Bencher};
 use nemo_lens::instruments::InferenceMetrics;
 use nemo_lens::opentelemetry::metrics::MeterProvider as _;
-use nemo_lens::opentelemetry_sdk::metrics::{
-    InMemoryMetricExporter, PeriodicReader, SdkMeterProvider,
-};
 use nemo_lens::telemetry::{histogram_view, HistogramAggregation};
 use nemo_lens::{Instruments, Meter};
+
+mod support;
 
 fn main() {
     divan::main();
@@ -26,9 +25,7 @@ fn values() -> Vec<f64> {
 }
 
 fn bench(bencher: Bencher, aggregation: HistogramAggregation) {
-    // The reader's period is far longer than a bench, so export never runs.
-    let provider = SdkMeterProvider::builder()
-        .with_reader(PeriodicReader::builder(InMemoryMetricExporter::default()).build())
+    let provider = support::provider_builder()
         .with_view(histogram_view(aggregation))
         .build();
     let meter = Meter::from(provider.meter("nemo.lens"));

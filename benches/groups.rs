@@ -6,20 +6,14 @@ use divan::{black_box, Bencher};
 use nemo_lens::groups::{record_metrics, MetricKind, SpecFile};
 use nemo_lens::instruments::rl::RlMetrics;
 use nemo_lens::opentelemetry::metrics::{Gauge, Histogram, MeterProvider as _};
-use nemo_lens::opentelemetry_sdk::metrics::{
-    InMemoryMetricExporter, PeriodicReader, SdkMeterProvider,
-};
 use nemo_lens::{Instruments, Meter, SemconvOptIn};
+
+mod support;
+
+use support::provider;
 
 fn main() {
     divan::main();
-}
-
-fn provider() -> SdkMeterProvider {
-    // The reader's period is far longer than a bench, so export never runs.
-    SdkMeterProvider::builder()
-        .with_reader(PeriodicReader::builder(InMemoryMetricExporter::default()).build())
-        .build()
 }
 
 /// The RL set's keys and one value each.

@@ -7,10 +7,11 @@ use nemo_lens::instruments::gym::GymMetrics;
 use nemo_lens::instruments::rl::RlMetrics;
 use nemo_lens::instruments::InferenceMetrics;
 use nemo_lens::opentelemetry::metrics::MeterProvider as _;
-use nemo_lens::opentelemetry_sdk::metrics::{
-    InMemoryMetricExporter, PeriodicReader, SdkMeterProvider,
-};
 use nemo_lens::{Instruments, Meter};
+
+mod support;
+
+use support::provider;
 
 fn rss_kib() -> u64 {
     let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
@@ -20,12 +21,6 @@ fn rss_kib() -> u64 {
         .and_then(|p| p.parse().ok())
         .unwrap_or(0);
     pages * 4
-}
-
-fn provider() -> SdkMeterProvider {
-    SdkMeterProvider::builder()
-        .with_reader(PeriodicReader::builder(InMemoryMetricExporter::default()).build())
-        .build()
 }
 
 fn cycle(i: u64) {

@@ -15,12 +15,13 @@ use futures_util::stream::{self, StreamExt};
 use http_body_util::BodyExt;
 use nemo_lens::openai::OpenAiLayer;
 use nemo_lens::opentelemetry::metrics::MeterProvider as _;
-use nemo_lens::opentelemetry_sdk::metrics::{
-    InMemoryMetricExporter, PeriodicReader, SdkMeterProvider,
-};
 use nemo_lens::Meter;
 use serde_json::json;
 use tower::ServiceExt;
+
+mod support;
+
+use support::provider;
 
 /// Chunks streamed per request.
 const CHUNKS: u64 = 200;
@@ -76,13 +77,6 @@ fn bench(bencher: Bencher, app: Router) {
         .unwrap();
     runtime.block_on(serve(&app));
     bencher.bench_local(|| runtime.block_on(serve(black_box(&app))));
-}
-
-fn provider() -> SdkMeterProvider {
-    // The reader's period is far longer than a bench, so export never runs.
-    SdkMeterProvider::builder()
-        .with_reader(PeriodicReader::builder(InMemoryMetricExporter::default()).build())
-        .build()
 }
 
 mod streamed_chat_200_chunks {

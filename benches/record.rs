@@ -13,20 +13,15 @@ use nemo_lens::instruments::rl::RlMetrics;
 use nemo_lens::instruments::InferenceMetrics;
 use nemo_lens::opentelemetry::metrics::{Gauge, Histogram, Meter as OtelMeter, MeterProvider as _};
 use nemo_lens::opentelemetry::{KeyValue, StringValue};
-use nemo_lens::opentelemetry_sdk::metrics::{
-    InMemoryMetricExporter, PeriodicReader, SdkMeterProvider,
-};
+use nemo_lens::opentelemetry_sdk::metrics::SdkMeterProvider;
 use nemo_lens::{Instruments, Meter};
+
+mod support;
+
+use support::provider;
 
 fn main() {
     divan::main();
-}
-
-fn provider() -> SdkMeterProvider {
-    // The reader's period is far longer than a bench, so export never runs.
-    SdkMeterProvider::builder()
-        .with_reader(PeriodicReader::builder(InMemoryMetricExporter::default()).build())
-        .build()
 }
 
 fn meter(provider: &SdkMeterProvider) -> Meter {

@@ -11,23 +11,17 @@ use divan::{black_box, Bencher};
 use nemo_lens::instruments::{InferenceRequest, ModelCall};
 use nemo_lens::opentelemetry::metrics::{Histogram, Meter as OtelMeter, MeterProvider as _};
 use nemo_lens::opentelemetry::KeyValue;
-use nemo_lens::opentelemetry_sdk::metrics::{
-    InMemoryMetricExporter, PeriodicReader, SdkMeterProvider,
-};
 use nemo_lens::Meter;
+
+mod support;
+
+use support::provider;
 
 /// Output tokens streamed per request, and chunks per call.
 const TOKENS: u64 = 200;
 
 fn main() {
     divan::main();
-}
-
-fn provider() -> SdkMeterProvider {
-    // The reader's period is far longer than a bench, so export never runs.
-    SdkMeterProvider::builder()
-        .with_reader(PeriodicReader::builder(InMemoryMetricExporter::default()).build())
-        .build()
 }
 
 /// The hand-written equivalent: the five histograms, the clock reads and

@@ -9,10 +9,9 @@ use nemo_lens::instruments::rl::RlMetrics;
 use nemo_lens::instruments::InferenceMetrics;
 use nemo_lens::opentelemetry::metrics::MeterProvider as _;
 use nemo_lens::opentelemetry::KeyValue;
-use nemo_lens::opentelemetry_sdk::metrics::{
-    InMemoryMetricExporter, PeriodicReader, SdkMeterProvider,
-};
 use nemo_lens::{Instruments, Meter};
+
+mod support;
 
 const WINDOW: Duration = Duration::from_millis(200);
 /// Alternating 1- and 2-thread windows; the median ratio is reported.
@@ -66,9 +65,7 @@ fn main() {
     if std::env::args().any(|a| a == "--list") {
         return;
     }
-    let provider = SdkMeterProvider::builder()
-        .with_reader(PeriodicReader::builder(InMemoryMetricExporter::default()).build())
-        .build();
+    let provider = support::provider();
     let meter = Meter::from(provider.meter("nemo.lens"));
 
     let rl = RlMetrics::default()

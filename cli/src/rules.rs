@@ -316,6 +316,16 @@ mod tests {
     use crate::builtin_sets;
     use nemo_lens::telemetry::HistogramAggregation;
 
+    /// The p99 recording rule of the GenAI server request duration.
+    fn request_p99(file: &RuleFile) -> &str {
+        &file
+            .recording
+            .iter()
+            .find(|r| r.record == "nemo_lens:gen_ai_server_request_duration_seconds:p99_rate5m")
+            .expect("the request duration's p99 rule")
+            .expr
+    }
+
     #[test]
     fn exponential_histograms_are_read_as_classic_or_native() {
         let sets: Vec<_> = builtin_sets()
@@ -323,13 +333,8 @@ mod tests {
             .map(|s| s.for_histogram_aggregation(HistogramAggregation::Base2Exponential))
             .collect();
         let file = rules(&sets, &AlertPolicy::default());
-        let p99 = file
-            .recording
-            .iter()
-            .find(|r| r.record == "nemo_lens:gen_ai_server_request_duration_seconds:p99_rate5m")
-            .unwrap();
         assert_eq!(
-            p99.expr,
+            request_p99(&file),
             "(histogram_quantile(0.99, sum by (le, service_name, nemo_run_id) \
              (rate(gen_ai_server_request_duration_seconds_bucket[5m]))) or \
              histogram_quantile(0.99, sum by (service_name, nemo_run_id) \
@@ -359,13 +364,8 @@ mod tests {
         records.sort_unstable();
         records.dedup();
         assert_eq!(records.len(), file.recording.len(), "no duplicate records");
-        let p99 = file
-            .recording
-            .iter()
-            .find(|r| r.record == "nemo_lens:gen_ai_server_request_duration_seconds:p99_rate5m")
-            .unwrap();
         assert_eq!(
-            p99.expr,
+            request_p99(&file),
             "histogram_quantile(0.99, sum by (le, service_name, nemo_run_id) \
              (rate(gen_ai_server_request_duration_seconds_bucket[5m])))"
         );

@@ -19,6 +19,22 @@ fn run(args: &[&str]) -> String {
     String::from_utf8(output.stdout).expect("UTF-8 output")
 }
 
+/// The exit code and stderr of a run that must fail, writing nothing to
+/// stdout.
+fn fail(args: &[&str]) -> (Option<i32>, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_nemo-lens"))
+        .args(args)
+        .output()
+        .expect("run nemo-lens");
+    assert!(!output.status.success(), "nemo-lens {args:?} succeeded");
+    assert!(
+        output.stdout.is_empty(),
+        "nemo-lens {args:?} wrote to stdout"
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    (output.status.code(), stderr)
+}
+
 #[test]
 fn subcommands_write_the_generated_documents() {
     let sets = builtin_sets();
@@ -109,12 +125,7 @@ fn semconv_opt_in_chooses_the_names_generated_for() {
 
 #[test]
 fn bad_arguments_are_errors_naming_the_value() {
-    let output = Command::new(env!("CARGO_BIN_EXE_nemo-lens"))
-        .args(["catalog", "--format", "yaml"])
-        .output()
-        .unwrap();
-    assert!(!output.status.success());
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let (_, stderr) = fail(&["catalog", "--format", "yaml"]);
     assert!(
         stderr.contains("yaml") && stderr.contains("md") && stderr.contains("json"),
         "{stderr}"
@@ -123,12 +134,7 @@ fn bad_arguments_are_errors_naming_the_value() {
 
 #[test]
 fn an_unknown_histogram_aggregation_is_an_error_naming_it() {
-    let output = Command::new(env!("CARGO_BIN_EXE_nemo-lens"))
-        .args(["rules", "--histogram-aggregation", "exponential"])
-        .output()
-        .unwrap();
-    assert!(!output.status.success());
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let (_, stderr) = fail(&["rules", "--histogram-aggregation", "exponential"]);
     assert!(
         stderr.contains("--histogram-aggregation")
             && stderr.contains("`exponential`")
@@ -174,13 +180,8 @@ fn spec_files_add_their_groups() {
 
 #[test]
 fn a_bad_spec_file_exits_non_zero_naming_each_key_and_rule() {
-    let output = Command::new(env!("CARGO_BIN_EXE_nemo-lens"))
-        .args(["dashboard", "--spec", &spec("nemo_rl_as_declared.json")])
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(2));
-    assert!(output.stdout.is_empty());
-    let stderr = String::from_utf8_lossy(&output.stderr);
+    let (code, stderr) = fail(&["dashboard", "--spec", &spec("nemo_rl_as_declared.json")]);
+    assert_eq!(code, Some(2));
     for (key, rule) in [
         ("efficiency_seconds", "duration-on-gauge"),
         ("efficiency_seconds", "unit-in-name"),
@@ -195,12 +196,14 @@ fn a_bad_spec_file_exits_non_zero_naming_each_key_and_rule() {
         );
     }
     assert!(stderr.contains("nemo_rl_as_declared.json: metric group `rl` refused, 6 problems"));
-    let missing = Command::new(env!("CARGO_BIN_EXE_nemo-lens"))
-        .args(["rules", "--spec", "/nonexistent/spec.json"])
-        .output()
-        .unwrap();
-    assert_eq!(missing.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&missing.stderr).contains("/nonexistent/spec.json"));
+    let (code, missing) = fail(&["rules", "--spec", "/nonexistent/spec.json"]);
+    assert_eq!(code, Some(2));
+    // Named once: the read error carries the path already.
+    assert_eq!(
+        missing.matches("/nonexistent/spec.json").count(),
+        1,
+        "{missing}"
+    );
 }
 
 #[test]
@@ -213,6 +216,25 @@ fn promtool_accepts_the_rules() {
     };
     let dir = std::env::temp_dir().join(format!("nemo-lens-rules-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
+    // The rules `args` write pass promtool, which counts all of `sets`' rules.
+    let check = |args: &[&str], sets: &[nemo_lens_cli::InstrumentSet]| {
+        let file = dir.join("nemo-lens.rules.yml");
+        std::fs::write(&file, run(args)).unwrap();
+        let output = Command::new(&promtool)
+            .arg("check")
+            .arg("rules")
+            .arg(&file)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let rules = nemo_lens_cli::rules(sets, &AlertPolicy::default());
+        let count = rules.recording.len() + rules.alerts.len();
+        assert!(
+            output.status.success() && stdout.contains(&format!("SUCCESS: {count} rules found")),
+            "promtool check rules ({args:?}): {stdout}{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    };
     for (opt_in, aggregation) in [
         ("", "explicit_bucket_histogram"),
         ("gen_ai_latest_experimental", "explicit_bucket_histogram"),
@@ -222,7 +244,6 @@ fn promtool_accepts_the_rules() {
         ),
         ("", "base2_exponential_bucket_histogram"),
     ] {
-        let file = dir.join("nemo-lens.rules.yml");
         let args = [
             "rules",
             "--semconv-opt-in",
@@ -230,48 +251,14 @@ fn promtool_accepts_the_rules() {
             "--histogram-aggregation",
             aggregation,
         ];
-        std::fs::write(&file, run(&args)).unwrap();
-        let output = Command::new(&promtool)
-            .arg("check")
-            .arg("rules")
-            .arg(&file)
-            .output()
-            .unwrap();
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        assert!(
-            output.status.success(),
-            "promtool check rules ({opt_in:?}, {aggregation}): {stdout}{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        let sets = builtin_sets_for(&SemconvOptIn::parse(opt_in));
-        let rules = nemo_lens_cli::rules(&sets, &AlertPolicy::default());
-        let count = rules.recording.len() + rules.alerts.len();
-        assert!(
-            stdout.contains(&format!("SUCCESS: {count} rules found")),
-            "{stdout}"
-        );
+        check(&args, &builtin_sets_for(&SemconvOptIn::parse(opt_in)));
     }
     // A spec file's groups too.
-    let file = dir.join("nemo-lens.rules.yml");
-    std::fs::write(&file, run(&["rules", "--spec", &spec("nemo_rl.json")])).unwrap();
-    let output = Command::new(&promtool)
-        .arg("check")
-        .arg("rules")
-        .arg(&file)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
     let mut sets = builtin_sets_for(&SemconvOptIn::none());
     sets.extend(nemo_lens_cli::spec_sets(
         &nemo_lens::groups::SpecFile::load(spec("nemo_rl.json")).unwrap(),
     ));
-    let rules = nemo_lens_cli::rules(&sets, &AlertPolicy::default());
-    let count = rules.recording.len() + rules.alerts.len();
-    assert!(
-        output.status.success() && stdout.contains(&format!("SUCCESS: {count} rules found")),
-        "promtool check rules (--spec): {stdout}{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    check(&["rules", "--spec", &spec("nemo_rl.json")], &sets);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -75,13 +75,11 @@ impl Descriptor {
     /// );
     /// ```
     pub fn prometheus_name(&self) -> String {
-        let base = lens_naming::metric_name(self.name, self.unit);
-        match self.kind {
-            InstrumentKind::Counter => format!("{base}{}", lens_naming::COUNTER_SUFFIX),
-            InstrumentKind::UpDownCounter | InstrumentKind::Gauge | InstrumentKind::Histogram => {
-                base
-            }
-        }
+        lens_naming::rules::prometheus_family(
+            self.name,
+            self.unit,
+            self.kind == InstrumentKind::Counter,
+        )
     }
 
     /// The family, its type, every sample name and the attribute labels.

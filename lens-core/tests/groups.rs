@@ -160,13 +160,8 @@ fn nemo_rl_rows_as_declared_are_refused_naming_each_key_and_rule() {
     else {
         panic!("the rows as NeMo-RL declares them break the rules");
     };
-    let found: Vec<(&str, Rule)> = errors[0]
-        .problems
-        .iter()
-        .map(|p| (p.key.as_str(), p.rule))
-        .collect();
     assert_eq!(
-        found,
+        errors[0].keys_and_rules(),
         [
             ("efficiency_seconds", Rule::DurationOnGauge),
             ("efficiency_seconds", Rule::UnitInName),
@@ -197,16 +192,11 @@ fn malformed_spec_files_name_the_field() {
     let Err(SpecFileError::Specs(errors)) = SpecFile::from_json(text) else {
         panic!("refused");
     };
-    let found: Vec<(&str, Rule)> = errors[0]
-        .problems
-        .iter()
-        .map(|p| (p.key.as_str(), p.rule))
-        .collect();
     // Parsing problems first, then the rules; a kind that is not a string
     // is one problem, not a duration-on-gauge too; a group whose only spec is
     // refused is not also "empty".
     assert_eq!(
-        found,
+        errors[0].keys_and_rules(),
         [
             ("a", Rule::Field),
             ("b", Rule::Field),
@@ -216,8 +206,7 @@ fn malformed_spec_files_name_the_field() {
         ]
     );
     assert_eq!(errors[1].group, "h");
-    let rules: Vec<Rule> = errors[1].problems.iter().map(|p| p.rule).collect();
-    assert_eq!(rules, [Rule::Kind]);
+    assert_eq!(errors[1].keys_and_rules(), [("only", Rule::Kind)]);
     assert!(matches!(
         SpecFile::from_json("{"),
         Err(SpecFileError::Json(_))
@@ -237,7 +226,7 @@ fn a_group_is_registered_once_unless_replaced() {
     let specs = || [MetricSpec::new("a", "once.a", MetricKind::Gauge)];
     register_metric_group("once", specs()).unwrap();
     let error = register_metric_group("once", specs()).unwrap_err();
-    assert_eq!(error.problems[0].rule, Rule::AlreadyRegistered);
+    assert_eq!(error.keys_and_rules(), [("", Rule::AlreadyRegistered)]);
 
     let h = Harness::new();
     record_metrics(&h.meter, "once", [("a", 1.0)], &[]);

@@ -11,39 +11,18 @@ use opentelemetry::metrics::MeterProvider as _;
 use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
 use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
 
-/// Counts `nemo_lens` warnings by message.
+/// What a plain `fmt` subscriber writes, one line per event.
 #[derive(Clone, Default)]
-struct Warnings(Arc<Mutex<Vec<String>>>);
+struct Lines(Arc<Mutex<Vec<u8>>>);
 
-struct Message<'a>(&'a mut String);
-
-impl tracing::field::Visit for Message<'_> {
-    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
-        if field.name() == "message" {
-            *self.0 = format!("{value:?}");
-        }
+impl std::io::Write for Lines {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
     }
-}
-
-impl tracing::Subscriber for Warnings {
-    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
-        true
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
-    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
-        tracing::span::Id::from_u64(1)
-    }
-    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
-    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
-    fn event(&self, event: &tracing::Event<'_>) {
-        let meta = event.metadata();
-        if meta.target() == "nemo_lens" && *meta.level() == tracing::Level::WARN {
-            let mut message = String::new();
-            event.record(&mut Message(&mut message));
-            self.0.lock().unwrap().push(message);
-        }
-    }
-    fn enter(&self, _: &tracing::span::Id) {}
-    fn exit(&self, _: &tracing::span::Id) {}
 }
 
 #[test]
@@ -64,8 +43,12 @@ fn each_problem_warns_once_and_records_nothing() {
         .with_reader(PeriodicReader::builder(exporter.clone()).build())
         .build();
     let meter = Meter::new(provider.meter("nemo.lens"));
-    let warnings = Warnings::default();
-    tracing::subscriber::with_default(warnings.clone(), || {
+    let lines = Lines::default();
+    let writer = lines.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || writer.clone())
+        .finish();
+    tracing::subscriber::with_default(subscriber, || {
         for _ in 0..3 {
             record_metrics(&meter, "warned", [("lost", 1.0)], &[]);
             record_metrics(&meter, "warned", [("loss", f64::NAN)], &[]);
@@ -75,7 +58,11 @@ fn each_problem_warns_once_and_records_nothing() {
         }
         record_metrics(&meter, "warned", [("loss", 0.25), ("steps", 2.0)], &[]);
     });
-    let warned = warnings.0.lock().unwrap().clone();
+    let text = String::from_utf8(lines.0.lock().unwrap().clone()).unwrap();
+    let warned: Vec<&str> = text
+        .lines()
+        .filter(|line| line.contains(" WARN nemo_lens:"))
+        .collect();
     assert_eq!(warned.len(), 5, "{warned:#?}");
     for expected in [
         "metric group `warned` has no key `lost`",

@@ -96,6 +96,16 @@ pub struct SpecError {
     pub problems: Vec<Problem>,
 }
 
+impl SpecError {
+    /// Each problem's key and rule, in order: what a tool (or a test) checks.
+    pub fn keys_and_rules(&self) -> Vec<(&str, Rule)> {
+        self.problems
+            .iter()
+            .map(|p| (p.key.as_str(), p.rule))
+            .collect()
+    }
+}
+
 impl fmt::Display for SpecError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let count = self.problems.len();
@@ -307,13 +317,8 @@ mod tests {
             MetricSpec::new("mem", "rl.host.memory.used", MetricKind::ObservableGauge).unit("By"),
         ];
         let error = check_group("rl", &specs).unwrap_err();
-        let found: Vec<(&str, Rule)> = error
-            .problems
-            .iter()
-            .map(|p| (p.key.as_str(), p.rule))
-            .collect();
         assert_eq!(
-            found,
+            error.keys_and_rules(),
             [
                 ("step", Rule::DurationOnGauge),
                 ("gen", Rule::UnitInName),
@@ -342,8 +347,6 @@ mod tests {
             MetricSpec::new("cached", "app.tokens", MetricKind::Gauge).unit("{token}"),
         ];
         let error = check_group("app", &specs).unwrap_err();
-        assert_eq!(error.problems.len(), 1);
-        assert_eq!(error.problems[0].key, "cached");
-        assert_eq!(error.problems[0].rule, Rule::ConflictingName);
+        assert_eq!(error.keys_and_rules(), [("cached", Rule::ConflictingName)]);
     }
 }

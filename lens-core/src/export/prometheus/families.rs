@@ -169,7 +169,6 @@ pub(super) fn families(
 /// The family type and name of an instrument: the sanitized name with its
 /// unit's suffix, and `_total` on counters.
 fn kind_and_name(metric: &OtelMetric) -> (Kind, String) {
-    let name = lens_naming::metric_name(metric.name(), metric.unit());
     let monotonic_sum = match metric.data() {
         AggregatedMetrics::F64(MetricData::Sum(s)) => Some(s.is_monotonic()),
         AggregatedMetrics::U64(MetricData::Sum(s)) => Some(s.is_monotonic()),
@@ -186,14 +185,14 @@ fn kind_and_name(metric: &OtelMetric) -> (Kind, String) {
                 MetricData::Histogram(_) | MetricData::ExponentialHistogram(_)
             )
     );
-    match (monotonic_sum, is_histogram) {
-        (Some(true), _) => (
-            Kind::Counter,
-            format!("{name}{}", lens_naming::COUNTER_SUFFIX),
-        ),
-        (_, true) => (Kind::Histogram, name),
-        _ => (Kind::Gauge, name),
-    }
+    let counter = monotonic_sum == Some(true);
+    let name = lens_naming::rules::prometheus_family(metric.name(), metric.unit(), counter);
+    let kind = match (counter, is_histogram) {
+        (true, _) => Kind::Counter,
+        (_, true) => Kind::Histogram,
+        _ => Kind::Gauge,
+    };
+    (kind, name)
 }
 
 fn series_of(metric: &OtelMetric, extra: &[(String, String)]) -> Vec<Series> {
