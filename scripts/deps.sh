@@ -35,7 +35,7 @@ if ! "$venv/bin/aiperf" --version 2>/dev/null | grep -qx "$aiperf_version"; then
         apt_install python3-venv
         python3 -m venv "$venv"
     fi
-    "$venv/bin/pip" install -q --disable-pip-version-check "aiperf==$aiperf_version"
+    "$venv/bin/pip" install -q --no-cache-dir --disable-pip-version-check "aiperf==$aiperf_version"
 fi
 if [ ! -f "$target_dir/aiperf-tokenizer/tokenizer.json" ]; then
     "$venv/bin/python" scripts/aiperf_tokenizer.py "$target_dir/aiperf-tokenizer" >/dev/null 2>&1
