@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Installs what the tests need beyond the Rust toolchain, when missing:
-#  - Debian's prometheus package (prometheus 2.42 and promtool), with apt;
+# Installs what the end-to-end tests need beyond the Rust toolchain, when
+# missing and when this machine can:
+#  - Debian's prometheus package (prometheus 2.42 and promtool), with apt-get
+#    (as root, or through sudo);
 #  - NVIDIA's aiperf, pinned, from PyPI into a venv under the target
 #    directory, and the offline tokenizer it is run with.
-# Prints nothing when everything is there already.
+# Prints nothing when everything is there already. What it cannot install it
+# says, and exits 0: scripts/e2e.sh names each suite that then cannot run.
 #
 # Usage: scripts/deps.sh            (from anywhere in the repository)
 set -euo pipefail
@@ -12,14 +15,21 @@ cd "$(dirname "$0")/.."
 sudo_if_needed() {
     if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
 }
+can_apt() {
+    command -v apt-get >/dev/null 2>&1 && { [ "$(id -u)" -eq 0 ] || command -v sudo >/dev/null 2>&1; }
+}
 apt_install() {
     sudo_if_needed apt-get update -qq
     DEBIAN_FRONTEND=noninteractive sudo_if_needed apt-get install -y -qq "$@" >/dev/null
 }
 
 if ! command -v prometheus >/dev/null 2>&1 || ! command -v promtool >/dev/null 2>&1; then
-    echo "deps: installing prometheus and promtool" >&2
-    apt_install prometheus
+    if can_apt; then
+        echo "deps: installing prometheus and promtool" >&2
+        apt_install prometheus
+    else
+        echo "deps: prometheus and promtool are missing and there is no apt-get (or sudo) to install Debian's package" >&2
+    fi
 fi
 # The Debian package may start a system service on :9090; the tests run
 # their own instance on a free port, so that one is left alone.
@@ -32,11 +42,22 @@ if ! "$venv/bin/aiperf" --version 2>/dev/null | grep -qx "$aiperf_version"; then
     echo "deps: installing aiperf $aiperf_version into $venv" >&2
     rm -rf "$venv"
     if ! python3 -m venv "$venv" 2>/dev/null; then
-        apt_install python3-venv
-        python3 -m venv "$venv"
+        rm -rf "$venv"
+        if can_apt; then
+            apt_install python3-venv
+            python3 -m venv "$venv"
+        else
+            echo "deps: python3 cannot make a venv and there is no apt-get to install python3-venv; aiperf not installed" >&2
+            exit 0
+        fi
     fi
-    "$venv/bin/pip" install -q --no-cache-dir --disable-pip-version-check "aiperf==$aiperf_version"
+    if ! "$venv/bin/pip" install -q --no-cache-dir --disable-pip-version-check "aiperf==$aiperf_version"; then
+        echo "deps: pip could not install aiperf $aiperf_version" >&2
+        rm -rf "$venv"
+        exit 0
+    fi
 fi
 if [ ! -f "$target_dir/aiperf-tokenizer/tokenizer.json" ]; then
-    "$venv/bin/python" scripts/aiperf_tokenizer.py "$target_dir/aiperf-tokenizer" >/dev/null 2>&1
+    "$venv/bin/python" scripts/aiperf_tokenizer.py "$target_dir/aiperf-tokenizer" >/dev/null 2>&1 ||
+        echo "deps: could not write aiperf's offline tokenizer" >&2
 fi

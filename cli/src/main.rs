@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use nemo_lens::groups::{SpecFile, SpecFileError};
+use nemo_lens::groups::SpecFile;
 use nemo_lens::telemetry::HistogramAggregation;
 use nemo_lens::SemconvOptIn;
 use nemo_lens_cli::{builtin_sets_for, spec_sets, AlertPolicy, InstrumentSet};
@@ -53,15 +53,17 @@ enum Format {
 
 #[derive(clap::Args)]
 struct Sets {
-    /// Built-in sets to cover (default: all of them).
-    #[arg(long = "set", value_enum)]
+    /// A built-in set to cover; repeatable (default: all of them).
+    #[arg(long = "set", value_name = "SET", value_enum)]
     only: Vec<Builtin>,
     /// The names a service records with this OTEL_SEMCONV_STABILITY_OPT_IN
     /// value: `gen_ai_latest_experimental` for the GenAI draft's token
     /// metrics, `gen_ai_latest_experimental/dup` for both (default: none,
     /// Python nemo-lens's names).
-    #[arg(long = "semconv-opt-in", value_name = "VALUE", default_value = "")]
-    semconv_opt_in: String,
+    // An Option rather than a "" default, which help would show as
+    // `[default: ""]`.
+    #[arg(long = "semconv-opt-in", value_name = "VALUE")]
+    semconv_opt_in: Option<String>,
     /// The service's OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION:
     /// with `base2_exponential_bucket_histogram`, quantile queries read the
     /// native histograms a Prometheus with native histograms stores, and the
@@ -112,9 +114,8 @@ impl Sets {
                 Ok(file) => {
                     sets.extend(spec_sets(&file).into_iter().map(|set| self.aggregated(set)))
                 }
-                // A read error names the file already.
-                Err(e @ SpecFileError::Read { .. }) => errors.push(e.to_string()),
-                Err(e) => errors.push(format!("{}: {e}", path.display())),
+                // Its Debug is the sentence (naming the file) and the cause.
+                Err(e) => errors.push(format!("{e:?}")),
             }
         }
         if errors.is_empty() {
@@ -139,7 +140,11 @@ impl Sets {
             &[Builtin::Gym; 8],
         ]
         .concat();
-        let sets = builtin_sets_for(&SemconvOptIn::parse(&self.semconv_opt_in));
+        let opt_in = self
+            .semconv_opt_in
+            .as_deref()
+            .map_or_else(SemconvOptIn::none, SemconvOptIn::parse);
+        let sets = builtin_sets_for(&opt_in);
         debug_assert_eq!(sets.len(), groups.len(), "every built-in set has a group");
         sets.into_iter()
             .zip(groups)

@@ -157,7 +157,7 @@ pub fn rules(sets: &[InstrumentSet], policy: &AlertPolicy) -> RuleFile {
         // failures; a token histogram that carries it too (the GenAI draft's
         // per-call histograms) would repeat the same ratio.
         let declares = i.kind == InstrumentKind::Histogram
-            && lens_naming::is_duration(i.unit)
+            && nemo_lens_naming::is_duration(i.unit)
             && i.attribute_keys.contains(&"error.type");
         if declares && !ratios.iter().any(|(n, _)| n.eq_ignore_ascii_case(i.name)) {
             let threshold = policy.error_ratio.first().map_or(0.05, |(_, t)| *t);

@@ -133,6 +133,42 @@ fn bad_arguments_are_errors_naming_the_value() {
 }
 
 #[test]
+fn help_names_each_value_and_shows_no_empty_default() {
+    for subcommand in ["catalog", "dashboard", "rules"] {
+        let help = run(&[subcommand, "--help"]);
+        for shown in [
+            "--set <SET>",
+            "--semconv-opt-in <VALUE>",
+            "--histogram-aggregation <AGGREGATION>",
+            "--spec <FILE>",
+        ] {
+            assert!(help.contains(shown), "{subcommand} --help: {shown}\n{help}");
+        }
+        assert!(!help.contains("<ONLY>"), "{subcommand} --help\n{help}");
+        assert!(
+            !help.contains("[default: \"\"]"),
+            "{subcommand} --help\n{help}"
+        );
+    }
+}
+
+#[test]
+fn a_mistyped_subcommand_or_option_gets_a_suggestion() {
+    let (code, stderr) = fail(&["dashbord"]);
+    assert_eq!(code, Some(2));
+    assert!(
+        stderr.contains("unrecognized subcommand 'dashbord'")
+            && stderr.contains("a similar subcommand exists: 'dashboard'"),
+        "{stderr}"
+    );
+    let (_, stderr) = fail(&["catalog", "--sett", "rl"]);
+    assert!(
+        stderr.contains("a similar argument exists: '--set'"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn an_unknown_histogram_aggregation_is_an_error_naming_it() {
     let (_, stderr) = fail(&["rules", "--histogram-aggregation", "exponential"]);
     assert!(

@@ -1,7 +1,7 @@
 use nemo_lens::Instruments;
 
 #[derive(Instruments)]
-#[instruments(crate = "nemo_lens", crate = "lens_core")]
+#[instruments(crate = "nemo_lens", crate = "nemo_lens_core")]
 struct Metrics {
     /// Mean reward.
     #[gauge("rl.reward.mean")]

@@ -1,0 +1,375 @@
+//! What one scrape holds: the SDK's collected metrics as Prometheus metric
+//! families, named, labelled and sorted the way `opentelemetry-prometheus`
+//! 0.33 does (this module follows its collector rule for rule, since the
+//! names and labels are what dashboards query), plus exponential
+//! histograms, which that crate drops.
+
+use std::collections::{BTreeMap, HashMap};
+
+use opentelemetry::{InstrumentationScope, Key, Value as OtelValue};
+use opentelemetry_sdk::metrics::data::{
+    AggregatedMetrics, Metric as OtelMetric, MetricData, ResourceMetrics,
+};
+use opentelemetry_sdk::Resource;
+
+use crate::telemetry::PrometheusResourceLabels;
+
+const TARGET_INFO_NAME: &str = "target_info";
+const TARGET_INFO_DESCRIPTION: &str = "Target metadata";
+const SCOPE_NAME_LABEL: &str = "otel_scope_name";
+const SCOPE_VERSION_LABEL: &str = "otel_scope_version";
+const SCOPE_SCHEMA_URL_LABEL: &str = "otel_scope_schema_url";
+const SCOPE_ATTRIBUTE_PREFIX: &str = "otel_scope_";
+
+/// The Prometheus type of a family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kind {
+    Counter,
+    Gauge,
+    Histogram,
+}
+
+impl Kind {
+    pub(super) fn as_str(self) -> &'static str {
+        match self {
+            Kind::Counter => "counter",
+            Kind::Gauge => "gauge",
+            Kind::Histogram => "histogram",
+        }
+    }
+}
+
+/// One metric family: every series of one name.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Family {
+    pub name: String,
+    pub help: String,
+    pub kind: Kind,
+    pub metrics: Vec<Series>,
+}
+
+/// One series: its labels and its value.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Series {
+    pub labels: Vec<(String, String)>,
+    pub value: Sample,
+}
+
+/// The value of a series.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Sample {
+    Number(f64),
+    /// Explicit buckets: `(upper bound, cumulative count)`, without `+Inf`.
+    Histogram {
+        count: u64,
+        sum: f64,
+        buckets: Vec<(f64, u64)>,
+    },
+    Exponential(Exponential),
+}
+
+/// An OpenTelemetry base-2 exponential histogram point.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Exponential {
+    pub count: u64,
+    pub sum: f64,
+    pub scale: i8,
+    pub zero_count: u64,
+    pub positive: Buckets,
+    pub negative: Buckets,
+}
+
+/// One side of an exponential histogram: `counts[i]` counts values whose
+/// magnitude is in `(2^((offset+i)/2^scale), 2^((offset+i+1)/2^scale)]`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub(super) struct Buckets {
+    pub offset: i32,
+    pub counts: Vec<u64>,
+}
+
+/// What the collector remembers between scrapes: the first type and help
+/// seen for each name, which later conflicting instruments defer to.
+#[derive(Debug, Default)]
+pub(super) struct Known {
+    families: HashMap<String, (Kind, String)>,
+    target_info: Option<Family>,
+    resource_labels: Option<Vec<(String, String)>>,
+}
+
+/// The families of one collection, sorted by name, each series sorted by
+/// its label values.
+pub(super) fn families(
+    metrics: &ResourceMetrics,
+    selection: &PrometheusResourceLabels,
+    known: &mut Known,
+) -> Vec<Family> {
+    let mut by_name: BTreeMap<String, Family> = BTreeMap::new();
+    let target_info = known
+        .target_info
+        .get_or_insert_with(|| target_info(metrics.resource()))
+        .clone();
+    if !metrics.resource().is_empty() {
+        by_name.insert(target_info.name.clone(), target_info);
+    }
+    let resource_labels = known
+        .resource_labels
+        .get_or_insert_with(|| resource_labels(metrics.resource(), selection))
+        .clone();
+    for scope_metrics in metrics.scope_metrics() {
+        let mut extra = scope_labels(scope_metrics.scope());
+        extra.extend(resource_labels.iter().cloned());
+        for metric in scope_metrics.metrics() {
+            let (kind, name) = kind_and_name(metric);
+            let help = match known.families.get(&name) {
+                Some((existing, _)) if *existing != kind => {
+                    tracing::warn!(
+                        target: "nemo_lens",
+                        metric = %name,
+                        "two instruments give Prometheus metric {name} different types; the \
+                         second is not exported"
+                    );
+                    continue;
+                }
+                Some((_, help)) => help.clone(),
+                None => {
+                    let help = metric.description().to_owned();
+                    known.families.insert(name.clone(), (kind, help.clone()));
+                    help
+                }
+            };
+            let series = series_of(metric, &extra);
+            if series.is_empty() {
+                continue;
+            }
+            by_name
+                .entry(name.clone())
+                .or_insert_with(|| Family {
+                    name,
+                    help,
+                    kind,
+                    metrics: Vec::new(),
+                })
+                .metrics
+                .extend(series);
+        }
+    }
+    let mut families: Vec<Family> = by_name.into_values().collect();
+    for family in &mut families {
+        family.metrics.sort_by(|a, b| {
+            a.labels.len().cmp(&b.labels.len()).then_with(|| {
+                let values =
+                    |s: &Series| s.labels.iter().map(|(_, v)| v.clone()).collect::<Vec<_>>();
+                values(a).cmp(&values(b))
+            })
+        });
+    }
+    families
+}
+
+/// The family type and name of an instrument: the sanitized name with its
+/// unit's suffix, and `_total` on counters.
+fn kind_and_name(metric: &OtelMetric) -> (Kind, String) {
+    let monotonic_sum = match metric.data() {
+        AggregatedMetrics::F64(MetricData::Sum(s)) => Some(s.is_monotonic()),
+        AggregatedMetrics::U64(MetricData::Sum(s)) => Some(s.is_monotonic()),
+        AggregatedMetrics::I64(MetricData::Sum(s)) => Some(s.is_monotonic()),
+        _ => None,
+    };
+    let is_histogram = matches!(
+        metric.data(),
+        AggregatedMetrics::F64(MetricData::Histogram(_) | MetricData::ExponentialHistogram(_))
+            | AggregatedMetrics::U64(
+                MetricData::Histogram(_) | MetricData::ExponentialHistogram(_)
+            )
+            | AggregatedMetrics::I64(
+                MetricData::Histogram(_) | MetricData::ExponentialHistogram(_)
+            )
+    );
+    let counter = monotonic_sum == Some(true);
+    let name = nemo_lens_naming::rules::prometheus_family(metric.name(), metric.unit(), counter);
+    let kind = match (counter, is_histogram) {
+        (true, _) => Kind::Counter,
+        (_, true) => Kind::Histogram,
+        _ => Kind::Gauge,
+    };
+    (kind, name)
+}
+
+fn series_of(metric: &OtelMetric, extra: &[(String, String)]) -> Vec<Series> {
+    match metric.data() {
+        AggregatedMetrics::F64(data) => series_of_data(data, extra, |v| v),
+        AggregatedMetrics::U64(data) => series_of_data(data, extra, |v| v as f64),
+        AggregatedMetrics::I64(data) => series_of_data(data, extra, |v| v as f64),
+    }
+}
+
+fn series_of_data<T: Copy>(
+    data: &MetricData<T>,
+    extra: &[(String, String)],
+    as_f64: impl Fn(T) -> f64,
+) -> Vec<Series> {
+    let labelled = |attributes: &mut dyn Iterator<Item = &opentelemetry::KeyValue>, value| Series {
+        labels: labels(&mut attributes.map(|kv| (&kv.key, &kv.value)), extra),
+        value,
+    };
+    match data {
+        MetricData::Gauge(gauge) => gauge
+            .data_points()
+            .map(|p| labelled(&mut p.attributes(), Sample::Number(as_f64(p.value()))))
+            .collect(),
+        MetricData::Sum(sum) => sum
+            .data_points()
+            .map(|p| labelled(&mut p.attributes(), Sample::Number(as_f64(p.value()))))
+            .collect(),
+        MetricData::Histogram(histogram) => histogram
+            .data_points()
+            .map(|p| {
+                let mut cumulative = 0;
+                let buckets = p
+                    .bounds()
+                    .zip(p.bucket_counts())
+                    .map(|(bound, count)| {
+                        cumulative += count;
+                        (bound, cumulative)
+                    })
+                    .collect();
+                let sample = Sample::Histogram {
+                    count: p.count(),
+                    sum: as_f64(p.sum()),
+                    buckets,
+                };
+                labelled(&mut p.attributes(), sample)
+            })
+            .collect(),
+        MetricData::ExponentialHistogram(histogram) => histogram
+            .data_points()
+            .map(|p| {
+                let side = |b: &opentelemetry_sdk::metrics::data::ExponentialBucket| Buckets {
+                    offset: b.offset(),
+                    counts: b.counts().collect(),
+                };
+                let sample = Sample::Exponential(Exponential {
+                    count: p.count() as u64,
+                    sum: as_f64(p.sum()),
+                    scale: p.scale(),
+                    zero_count: p.zero_count(),
+                    positive: side(p.positive_bucket()),
+                    negative: side(p.negative_bucket()),
+                });
+                labelled(&mut p.attributes(), sample)
+            })
+            .collect(),
+    }
+}
+
+/// The labels of a point: its attributes under their label names, sorted,
+/// values of attributes whose names collide joined with `;` in key order,
+/// then the `extra` labels (scope, then resource), which absorb attributes
+/// of the same label name.
+fn labels(
+    attributes: &mut dyn Iterator<Item = (&Key, &OtelValue)>,
+    extra: &[(String, String)],
+) -> Vec<(String, String)> {
+    let mut own: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
+    let mut shared: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
+    let mut shared_order: Vec<String> = Vec::with_capacity(extra.len());
+    for (name, value) in extra {
+        if !shared.contains_key(name) {
+            shared_order.push(name.clone());
+        }
+        shared
+            .entry(name.clone())
+            .or_default()
+            .push((name.clone(), value.clone()));
+    }
+    for (key, value) in attributes {
+        let label = nemo_lens_naming::label_name(key.as_str());
+        let target = match shared.get_mut(&label) {
+            Some(values) => values,
+            None => own.entry(label).or_default(),
+        };
+        target.push((key.as_str().to_owned(), value.to_string()));
+    }
+    let joined = |mut values: Vec<(String, String)>| {
+        values.sort_by(|(a, _), (b, _)| a.cmp(b));
+        values
+            .into_iter()
+            .map(|(_, value)| value)
+            .collect::<Vec<_>>()
+            .join(";")
+    };
+    let mut labels: Vec<(String, String)> = own
+        .into_iter()
+        .map(|(name, values)| (name, joined(values)))
+        .collect();
+    for name in shared_order {
+        if let Some(values) = shared.remove(&name) {
+            labels.push((name, joined(values)));
+        }
+    }
+    labels
+}
+
+fn scope_labels(scope: &InstrumentationScope) -> Vec<(String, String)> {
+    let mut labels = vec![(SCOPE_NAME_LABEL.to_owned(), scope.name().to_owned())];
+    if let Some(version) = scope.version() {
+        labels.push((SCOPE_VERSION_LABEL.to_owned(), version.to_owned()));
+    }
+    if let Some(schema_url) = scope.schema_url() {
+        labels.push((SCOPE_SCHEMA_URL_LABEL.to_owned(), schema_url.to_owned()));
+    }
+    let mut attributes: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for kv in scope.attributes() {
+        if matches!(kv.key.as_str(), "name" | "version" | "schema_url") {
+            continue;
+        }
+        let label = nemo_lens_naming::label_name(&format!("{SCOPE_ATTRIBUTE_PREFIX}{}", kv.key));
+        if [
+            SCOPE_NAME_LABEL,
+            SCOPE_VERSION_LABEL,
+            SCOPE_SCHEMA_URL_LABEL,
+        ]
+        .contains(&label.as_str())
+        {
+            continue;
+        }
+        attributes
+            .entry(label)
+            .or_default()
+            .push(kv.value.to_string());
+    }
+    labels.extend(
+        attributes
+            .into_iter()
+            .map(|(label, values)| (label, values.join(";"))),
+    );
+    labels
+}
+
+fn resource_labels(
+    resource: &Resource,
+    selection: &PrometheusResourceLabels,
+) -> Vec<(String, String)> {
+    match selection {
+        PrometheusResourceLabels::All => labels(&mut resource.iter(), &[]),
+        PrometheusResourceLabels::None => Vec::new(),
+        PrometheusResourceLabels::Keys(keys) => labels(
+            &mut resource
+                .iter()
+                .filter(|(k, _)| keys.iter().any(|wanted| wanted == k.as_str())),
+            &[],
+        ),
+    }
+}
+
+fn target_info(resource: &Resource) -> Family {
+    Family {
+        name: TARGET_INFO_NAME.to_owned(),
+        help: TARGET_INFO_DESCRIPTION.to_owned(),
+        kind: Kind::Gauge,
+        metrics: vec![Series {
+            labels: labels(&mut resource.iter(), &[]),
+            value: Sample::Number(1.0),
+        }],
+    }
+}

@@ -1,0 +1,555 @@
+//! The Prometheus exporter through `setup_telemetry`: names, labels and
+//! values a scraper sees, and the endpoint's robustness.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use nemo_lens_core::telemetry::{EnvLookup, NemoLensConfig, SetupError, SetupOptions};
+use nemo_lens_core::Descriptor;
+use opentelemetry::KeyValue;
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn config(port: &str) -> NemoLensConfig {
+    NemoLensConfig::from_lookup(EnvLookup::from_pairs([
+        ("NEMO_LENS_ENABLED", "1"),
+        ("NEMO_LENS_EXPORTER", "prometheus"),
+        ("OTEL_EXPORTER_PROMETHEUS_PORT", port),
+        ("OTEL_SERVICE_NAME", "rust_peer"),
+        ("NEMO_LENS_RUN_ID", "runP"),
+    ]))
+    .unwrap()
+}
+
+fn options() -> SetupOptions {
+    SetupOptions::new()
+        .env(EnvLookup::from_pairs([("X", "1")]))
+        .allow_reinit(true)
+        .probe_gpus(false)
+}
+
+/// Sends `request` and reads until the server closes, which it does after
+/// the response when the request asks for `Connection: close` (HTTP/1.1
+/// connections otherwise stay open for the next scrape).
+fn get(addr: SocketAddr, request: &str) -> String {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    response
+}
+
+/// The sample line of `metric` whose labels include every one of `labels`.
+fn sample(body: &str, metric: &str, labels: &[&str]) -> f64 {
+    body.lines()
+        .filter(|l| l.starts_with(&format!("{metric}{{")) || l.starts_with(&format!("{metric} ")))
+        .find(|l| labels.iter().all(|label| l.contains(label)))
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no {metric} with {labels:?} in\n{body}"))
+}
+
+#[test]
+fn scrape_shows_nemo_lens_names_labels_and_values() {
+    let _serial = serial();
+    let handle = options().setup(&config("0"), 0, 1).unwrap();
+    let addr = handle.prometheus_addr().unwrap();
+    assert!(addr.ip().is_loopback(), "binds loopback by default: {addr}");
+    assert_eq!(
+        handle.prometheus_url().unwrap(),
+        format!("http://{addr}/metrics")
+    );
+
+    let meter = handle.meter.otel();
+    let bounds = vec![
+        0.0, 5.0, 10.0, 25.0, 50.0, 75.0, 100.0, 250.0, 500.0, 750.0, 1000.0, 2500.0, 5000.0,
+        7500.0, 10000.0,
+    ];
+    let generation = meter
+        .f64_histogram("rl.generation.duration_ms")
+        .with_unit("ms")
+        .with_description("Duration of text generation in milliseconds.")
+        .with_boundaries(bounds.clone())
+        .build();
+    generation.record(1234.5, &[]);
+    let tokens = meter
+        .u64_histogram("gen_ai.client.token.usage")
+        .with_unit("{token}")
+        .with_boundaries(bounds.clone())
+        .build();
+    let base = [
+        KeyValue::new("gen_ai.operation.name", "text_completion"),
+        KeyValue::new("gen_ai.provider.name", "nemo"),
+        KeyValue::new("gen_ai.request.model", "llama-3-8b"),
+    ];
+    let with = |kind: &'static str| {
+        let mut a = base.to_vec();
+        a.push(KeyValue::new("gen_ai.token.type", kind));
+        a
+    };
+    tokens.record(128, &with("input"));
+    tokens.record(256, &with("output"));
+    let duration = meter
+        .f64_histogram("gen_ai.server.request.duration")
+        .with_unit("s")
+        .with_boundaries(bounds)
+        .build();
+    duration.record(0.42, &base);
+    meter.f64_gauge("rl.reward.mean").build().record(0.75, &[]);
+    meter.u64_counter("gym.requests").build().add(3, &[]);
+
+    let response = get(
+        addr,
+        "GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
+    );
+    assert!(response.starts_with("HTTP/1.1 200 OK"), "{response}");
+    let body = response.split("\r\n\r\n").nth(1).unwrap();
+
+    assert!(
+        body.contains("# TYPE rl_generation_duration_ms_milliseconds histogram"),
+        "{body}"
+    );
+    assert_eq!(
+        sample(
+            body,
+            "rl_generation_duration_ms_milliseconds_bucket",
+            &["le=\"1000\""]
+        ),
+        0.0
+    );
+    assert_eq!(
+        sample(
+            body,
+            "rl_generation_duration_ms_milliseconds_bucket",
+            &["le=\"2500\""]
+        ),
+        1.0
+    );
+    assert_eq!(
+        sample(body, "rl_generation_duration_ms_milliseconds_sum", &[]),
+        1234.5
+    );
+    assert_eq!(
+        sample(body, "rl_generation_duration_ms_milliseconds_count", &[]),
+        1.0
+    );
+    let input = [
+        "gen_ai_token_type=\"input\"",
+        "gen_ai_request_model=\"llama-3-8b\"",
+    ];
+    assert_eq!(sample(body, "gen_ai_client_token_usage_sum", &input), 128.0);
+    assert_eq!(
+        sample(
+            body,
+            "gen_ai_client_token_usage_bucket",
+            &["gen_ai_token_type=\"output\"", "le=\"250\""]
+        ),
+        0.0
+    );
+    assert_eq!(
+        sample(
+            body,
+            "gen_ai_client_token_usage_bucket",
+            &["gen_ai_token_type=\"output\"", "le=\"500\""]
+        ),
+        1.0
+    );
+    assert_eq!(
+        sample(
+            body,
+            "gen_ai_server_request_duration_seconds_bucket",
+            &[
+                "gen_ai_operation_name=\"text_completion\"",
+                "gen_ai_provider_name=\"nemo\"",
+                "le=\"5\""
+            ]
+        ),
+        1.0
+    );
+    assert_eq!(
+        sample(body, "rl_reward_mean", &["otel_scope_name=\"nemo.lens\""]),
+        0.75
+    );
+    assert_eq!(sample(body, "gym_requests_total", &[]), 3.0);
+    assert_eq!(
+        sample(
+            body,
+            "target_info",
+            &[
+                "service_name=\"rust_peer\"",
+                "service_instance_id=\"runP-rank0\"",
+                "dl_rank=\"0\""
+            ]
+        ),
+        1.0
+    );
+
+    // Other paths and methods.
+    assert!(
+        get(addr, "GET /other HTTP/1.1\r\nConnection: close\r\n\r\n").starts_with("HTTP/1.1 404")
+    );
+    assert!(get(
+        addr,
+        "DELETE /metrics HTTP/1.1\r\nConnection: close\r\n\r\n"
+    )
+    .starts_with("HTTP/1.1 405"));
+
+    handle.shutdown().unwrap();
+    // The port is released on shutdown.
+    assert!(TcpListener::bind(addr).is_ok());
+}
+
+#[test]
+fn busy_port_is_an_error_naming_the_address() {
+    let _serial = serial();
+    let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port().to_string();
+    let err = options().setup(&config(&port), 0, 1).unwrap_err();
+    assert!(matches!(err, SetupError::Bind { .. }), "{err}");
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "cannot serve Prometheus metrics on 127.0.0.1:{port}: the port is in use (another \
+             process, or another rank on this host); set OTEL_EXPORTER_PROMETHEUS_PORT to a free \
+             port, or 0 for any"
+        )
+    );
+    // The OS error once, from source(), and in Debug after the message.
+    let source = std::error::Error::source(&err).unwrap().to_string();
+    assert!(!err.to_string().contains(&source));
+    assert!(
+        format!("{err:?}").ends_with(&format!("for any: {source}")),
+        "{err:?}"
+    );
+}
+
+/// The label set of the first sample line of `metric`.
+fn labels_of<'a>(body: &'a str, metric: &str) -> &'a str {
+    body.lines()
+        .find(|l| l.starts_with(&format!("{metric}{{")))
+        .and_then(|l| l.split_once('{'))
+        .and_then(|(_, rest)| rest.rsplit_once('}'))
+        .map(|(labels, _)| labels)
+        .unwrap_or_else(|| panic!("no {metric} in\n{body}"))
+}
+
+fn scrape(addr: SocketAddr) -> String {
+    let response = get(addr, "GET /metrics HTTP/1.1\r\n\r\n");
+    assert!(response.starts_with("HTTP/1.1 200 OK"), "{response}");
+    response.split("\r\n\r\n").nth(1).unwrap().to_owned()
+}
+
+#[test]
+fn resource_attributes_are_labels_on_every_series_as_configured() {
+    let _serial = serial();
+    let identity = [
+        "service_name=\"rust_peer\"",
+        "service_instance_id=\"runP-rank0\"",
+        "nemo_run_id=\"runP\"",
+        "dl_rank=\"0\"",
+    ];
+    let mut sizes = Vec::new();
+    for (setting, present, absent) in [
+        // The default: what Lens's dashboards select on, and the rank.
+        (
+            None,
+            &identity[..],
+            &["process_pid=", "telemetry_sdk_name="][..],
+        ),
+        (
+            Some("all"),
+            &[
+                "service_name=\"rust_peer\"",
+                "process_pid=",
+                "telemetry_sdk_name=\"opentelemetry\"",
+            ][..],
+            &[][..],
+        ),
+        (
+            Some("none"),
+            &[][..],
+            &["service_name=", "nemo_run_id="][..],
+        ),
+        (
+            Some("nemo.run.id,missing.key"),
+            &["nemo_run_id=\"runP\""][..],
+            &["service_name=", "missing_key="][..],
+        ),
+    ] {
+        let mut config = config("0");
+        if let Some(setting) = setting {
+            config.prometheus_resource_labels =
+                nemo_lens_core::telemetry::PrometheusResourceLabels::parse(
+                    "NEMO_LENS_PROMETHEUS_RESOURCE_LABELS",
+                    setting,
+                )
+                .unwrap();
+        }
+        let handle = options().setup(&config, 0, 1).unwrap();
+        let meter = handle.meter.otel();
+        meter.f64_gauge("rl.reward.mean").build().record(0.5, &[]);
+        meter
+            .f64_histogram("rl.generation.duration_ms")
+            .with_unit("ms")
+            .build()
+            .record(12.0, &[KeyValue::new("app.kind", "x")]);
+        let body = scrape(handle.prometheus_addr().unwrap());
+        for metric in [
+            "rl_reward_mean",
+            "rl_generation_duration_ms_milliseconds_bucket",
+        ] {
+            let labels = labels_of(&body, metric);
+            for want in present {
+                assert!(
+                    labels.contains(want),
+                    "{setting:?}: {metric} lacks {want}: {labels}"
+                );
+            }
+            for unwanted in absent {
+                assert!(
+                    !labels.contains(unwanted),
+                    "{setting:?}: {metric} has {unwanted}: {labels}"
+                );
+            }
+        }
+        // target_info keeps the whole resource whatever the selection.
+        let target = labels_of(&body, "target_info");
+        for want in identity.iter().chain(&["process_pid="]) {
+            assert!(
+                target.contains(want),
+                "{setting:?}: target_info lacks {want}"
+            );
+        }
+        sizes.push((setting.unwrap_or("default"), body.len()));
+        handle.shutdown().unwrap();
+    }
+    // The series-size trade-off the docs describe, printed with --nocapture.
+    println!("scrape size by resource-label setting (bytes): {sizes:?}");
+    let size = |s: &str| sizes.iter().find(|(k, _)| *k == s).unwrap().1;
+    assert!(
+        size("none") < size("default") && size("default") < size("all"),
+        "{sizes:?}"
+    );
+}
+
+#[test]
+fn setup_option_overrides_the_configured_resource_labels() {
+    let _serial = serial();
+    let handle = options()
+        .prometheus_resource_labels(nemo_lens_core::telemetry::PrometheusResourceLabels::None)
+        .setup(&config("0"), 0, 1)
+        .unwrap();
+    handle
+        .meter
+        .otel()
+        .f64_gauge("rl.entropy")
+        .build()
+        .record(1.0, &[]);
+    let body = scrape(handle.prometheus_addr().unwrap());
+    let labels = labels_of(&body, "rl_entropy");
+    assert!(!labels.contains("service_name"), "{labels}");
+    handle.shutdown().unwrap();
+}
+
+/// Records one value into every built-in instrument exactly as the derive
+/// declares it (name, kind, value type, unit, description, buckets, static
+/// attributes), from the descriptors alone, so instruments added later are
+/// covered without editing this test.
+fn record_from_descriptors(meter: &opentelemetry::metrics::Meter, sets: &[&[Descriptor]]) {
+    use nemo_lens_core::{InstrumentKind as K, ValueType as V};
+    for d in sets.iter().flat_map(|s| s.iter()) {
+        let attrs: Vec<KeyValue> = d
+            .attribute_keys
+            .iter()
+            .map(|k| {
+                let fixed = d.static_attributes.iter().find(|(sk, _)| sk == k);
+                KeyValue::new(*k, fixed.map_or("v", |(_, v)| *v))
+            })
+            .collect();
+        let buckets = d.buckets.map(<[f64]>::to_vec);
+        match (d.kind, d.value_type) {
+            (K::Histogram, V::U64) => {
+                let mut b = meter
+                    .u64_histogram(d.name)
+                    .with_unit(d.unit)
+                    .with_description(d.description);
+                if let Some(bounds) = buckets {
+                    b = b.with_boundaries(bounds);
+                }
+                b.build().record(3, &attrs);
+            }
+            (K::Histogram, _) => {
+                let mut b = meter
+                    .f64_histogram(d.name)
+                    .with_unit(d.unit)
+                    .with_description(d.description);
+                if let Some(bounds) = buckets {
+                    b = b.with_boundaries(bounds);
+                }
+                b.build().record(3.0, &attrs);
+            }
+            (K::Gauge, V::U64) => meter
+                .u64_gauge(d.name)
+                .with_unit(d.unit)
+                .build()
+                .record(3, &attrs),
+            (K::Gauge, V::I64) => meter
+                .i64_gauge(d.name)
+                .with_unit(d.unit)
+                .build()
+                .record(3, &attrs),
+            (K::Gauge, V::F64) => meter
+                .f64_gauge(d.name)
+                .with_unit(d.unit)
+                .build()
+                .record(3.0, &attrs),
+            (K::Counter, V::F64) => meter
+                .f64_counter(d.name)
+                .with_unit(d.unit)
+                .build()
+                .add(3.0, &attrs),
+            (K::Counter, _) => meter
+                .u64_counter(d.name)
+                .with_unit(d.unit)
+                .build()
+                .add(3, &attrs),
+            (K::UpDownCounter, V::F64) => meter
+                .f64_up_down_counter(d.name)
+                .with_unit(d.unit)
+                .build()
+                .add(3.0, &attrs),
+            (K::UpDownCounter, _) => meter
+                .i64_up_down_counter(d.name)
+                .with_unit(d.unit)
+                .build()
+                .add(3, &attrs),
+        }
+    }
+}
+
+#[test]
+fn descriptor_prometheus_names_are_what_the_endpoint_exports_for_every_builtin_instrument() {
+    use nemo_lens::instruments::{gym::GymMetrics, rl::RlMetrics, InferenceMetrics};
+    use nemo_lens::Instruments;
+
+    let _serial = serial();
+    let handle = options().setup(&config("0"), 0, 1).unwrap();
+    let sets = [
+        InferenceMetrics::DESCRIPTORS,
+        RlMetrics::DESCRIPTORS,
+        GymMetrics::DESCRIPTORS,
+    ];
+    record_from_descriptors(handle.meter.otel(), &sets);
+    // A counter and an up-down counter too, which no built-in set has yet.
+    let extra = [
+        Descriptor {
+            field: "requests",
+            name: "app.requests",
+            kind: nemo_lens_core::InstrumentKind::Counter,
+            value_type: nemo_lens_core::ValueType::U64,
+            unit: "{request}",
+            description: "Requests.",
+            buckets: None,
+            attribute_keys: &["http.route"],
+            static_attributes: &[],
+            semconv: nemo_lens_core::SemconvGate::Always,
+            aggregation: None,
+        },
+        Descriptor {
+            field: "queue_bytes",
+            name: "app.queue.size",
+            kind: nemo_lens_core::InstrumentKind::UpDownCounter,
+            value_type: nemo_lens_core::ValueType::I64,
+            unit: "By",
+            description: "Queued bytes.",
+            buckets: None,
+            attribute_keys: &[],
+            static_attributes: &[],
+            semconv: nemo_lens_core::SemconvGate::Always,
+            aggregation: None,
+        },
+    ];
+    record_from_descriptors(handle.meter.otel(), &[&extra]);
+    let body = scrape(handle.prometheus_addr().unwrap());
+
+    let mut checked = 0;
+    for d in sets.iter().flat_map(|s| s.iter()).chain(&extra) {
+        let names = d.prometheus_names();
+        let type_line = format!("# TYPE {} {}", names.family, names.metric_type);
+        assert!(
+            body.lines().any(|l| l == type_line),
+            "{}: no `{type_line}` in\n{body}",
+            d.name
+        );
+        for sample in &names.samples {
+            let labels = labels_of(&body, sample);
+            for label in &names.labels {
+                assert!(
+                    labels.contains(&format!("{label}=")),
+                    "{sample} lacks label {label}: {labels}"
+                );
+            }
+        }
+        checked += 1;
+    }
+    // Every sample family in the scrape is some descriptor's (or target_info).
+    let families: std::collections::BTreeSet<&str> = body
+        .lines()
+        .filter_map(|l| l.strip_prefix("# TYPE "))
+        .filter_map(|l| l.split(' ').next())
+        .collect();
+    let known: std::collections::BTreeSet<String> = sets
+        .iter()
+        .flat_map(|s| s.iter())
+        .chain(&extra)
+        .map(|d| d.prometheus_name())
+        .chain(["target_info".to_owned()])
+        .collect();
+    let unknown: Vec<_> = families.iter().filter(|f| !known.contains(**f)).collect();
+    assert!(
+        unknown.is_empty(),
+        "families no descriptor predicts: {unknown:?}"
+    );
+    assert!(checked >= 20, "{checked}");
+    handle.shutdown().unwrap();
+}
+
+/// The endpoint runs on a runtime of its own, so setting it up, scraping it
+/// and shutting it down from inside the program's own (current-thread)
+/// runtime neither panics nor deadlocks.
+#[test]
+fn works_inside_a_current_thread_tokio_runtime() {
+    let _serial = serial();
+    let user_runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    user_runtime.block_on(async {
+        let handle = options().setup(&config("0"), 0, 1).unwrap();
+        handle
+            .meter
+            .otel()
+            .u64_counter("async.count")
+            .build()
+            .add(2, &[]);
+        let addr = handle.prometheus_addr().unwrap();
+        let response = get(
+            addr,
+            "GET /metrics HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
+        );
+        assert!(response.starts_with("HTTP/1.1 200 OK"), "{response}");
+        assert_eq!(sample(&response, "async_count_total", &[]), 2.0);
+        handle.shutdown().unwrap();
+        drop(handle);
+        assert!(TcpListener::bind(addr).is_ok());
+    });
+}

@@ -1,0 +1,117 @@
+//! What both request guards share: hold a set's fields and the timing, and
+//! record exactly once, on finish, on failure, or on drop.
+
+use std::time::Instant;
+
+use nemo_lens_core::{Instruments, Meter};
+use opentelemetry::StringValue;
+
+use crate::timing::{Measured, Timing};
+
+/// The `error.type` of a request or call dropped without being finished or
+/// failed: the conventions' fallback value.
+pub const DROPPED_ERROR_TYPE: &str = "_OTHER";
+
+/// A set that a guard fills from what it measured, then records.
+pub(crate) trait Ended: Instruments + Default + Send {
+    /// Fills the measured fields (the duration always, the first-output and
+    /// per-output times only when `error_type` is `None`) and records them
+    /// on `meter`.
+    fn ended(&mut self, meter: &Meter, measured: Measured, error_type: Option<StringValue>);
+}
+
+/// The generic guard behind [`InferenceRequest`](crate::InferenceRequest) and
+/// [`ModelCall`](crate::ModelCall).
+#[derive(Debug)]
+pub(crate) struct Guard<S: Ended> {
+    meter: Meter,
+    pub metrics: S,
+    pub timing: Timing,
+    ended: bool,
+}
+
+impl<S: Ended> Guard<S> {
+    pub fn start(meter: &Meter, at: Option<Instant>) -> Self {
+        let timing = match at {
+            Some(at) => Timing::start_at(meter.is_enabled(), at),
+            None => Timing::default(),
+        };
+        Guard {
+            meter: meter.clone(),
+            metrics: S::default(),
+            timing,
+            ended: false,
+        }
+    }
+
+    /// `Instant::now()` when timing, so a disabled meter reads no clock.
+    #[inline]
+    pub fn now(&self) -> Option<Instant> {
+        self.timing.is_timing().then(Instant::now)
+    }
+
+    /// Notes the first output now, reading the clock only the first time.
+    #[inline]
+    pub fn first(&mut self) {
+        if self.timing.is_timing() && !self.timing.has_first() {
+            self.timing.first_at(Instant::now());
+        }
+    }
+
+    pub fn end(mut self, at: Option<Instant>, error_type: Option<StringValue>) {
+        self.ended = true;
+        // An empty error type would be exported as no error.type at all, and
+        // the failure counted as a success.
+        let error_type = error_type.map(|error| match error.as_str() {
+            "" => StringValue::from(DROPPED_ERROR_TYPE),
+            _ => error,
+        });
+        if let Some(at) = at {
+            self.record(at, error_type);
+        }
+    }
+
+    fn record(&mut self, end: Instant, error_type: Option<StringValue>) {
+        let Some(measured) = self.timing.end_at(end) else {
+            return;
+        };
+        // Recorded in place: the guard is ending, nothing reads the fields
+        // after this.
+        self.metrics.ended(&self.meter, measured, error_type);
+    }
+}
+
+impl<S: Ended> Drop for Guard<S> {
+    fn drop(&mut self) {
+        if !self.ended && self.timing.is_timing() {
+            self.ended = true;
+            self.record(Instant::now(), Some(StringValue::from(DROPPED_ERROR_TYPE)));
+        }
+    }
+}
+
+/// The attribute and token setters of a guard, each storing its value in the
+/// guard's set: both guards state their setters in one table each. `into T`
+/// takes anything that converts into `T`; a plain `T` takes `T` itself, so
+/// that a literal port (`8000`) needs no suffix.
+macro_rules! guard_setters {
+    () => {};
+    ($(#[$doc:meta])* $name:ident: into $ty:ty; $($rest:tt)*) => {
+        $(#[$doc])*
+        pub fn $name(mut self, value: impl Into<$ty>) -> Self {
+            self.guard.metrics.$name = Some(value.into());
+            self
+        }
+        guard_setters!($($rest)*);
+    };
+    ($(#[$doc:meta])* $name:ident: $ty:ty; $($rest:tt)*) => {
+        $(#[$doc])*
+        pub fn $name(mut self, value: $ty) -> Self {
+            self.guard.metrics.$name = Some(value);
+            self
+        }
+        guard_setters!($($rest)*);
+    };
+}
+
+pub(crate) use guard_setters;

@@ -1,0 +1,152 @@
+//! [`ProcessSampler`]: this process's CPU and the machine's GPUs, recorded on
+//! an interval from a thread of its own.
+
+use std::sync::mpsc::{self, RecvTimeoutError, Sender};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use nemo_lens_core::{Instruments, Meter};
+use sysinfo::{Pid, ProcessRefreshKind, ProcessesToUpdate, System};
+
+use super::attributed::ProcessCpuMetrics;
+use super::gpu::Gpus;
+
+/// Samples `gym.process.cpu.percent` and, where NVIDIA GPUs and the `nvml`
+/// feature are present, `gym.process.gpu.*` per GPU, every `interval`, on a
+/// background thread, until stopped or dropped.
+///
+/// CPU percent is this process's, per logical core: a process using two
+/// cores fully reads 200. On a machine without GPUs, without the NVIDIA
+/// library, or built without the `nvml` feature, the GPU gauges are simply
+/// absent (one `debug` line says why). On a meter that records nothing, no
+/// thread is started.
+///
+/// ```
+/// use std::time::Duration;
+/// use nemo_lens::instruments::gym::ProcessSampler;
+/// use nemo_lens::Meter;
+///
+/// let meter = Meter::noop(); // telemetry.meter in a real server
+/// let sampler = ProcessSampler::start(&meter, Duration::from_secs(10));
+/// // ... serve ...
+/// sampler.stop();
+/// ```
+#[derive(Debug)]
+#[must_use = "the sampler stops when dropped"]
+pub struct ProcessSampler {
+    running: Option<(Sender<()>, JoinHandle<()>)>,
+}
+
+impl ProcessSampler {
+    /// The shortest interval: CPU usage is a difference between two reads,
+    /// which the operating system only updates this often.
+    pub const MIN_INTERVAL: Duration = sysinfo::MINIMUM_CPU_UPDATE_INTERVAL;
+
+    /// Starts sampling every `interval` (at least [`MIN_INTERVAL`]); the
+    /// first sample is taken one interval from now.
+    ///
+    /// [`MIN_INTERVAL`]: Self::MIN_INTERVAL
+    pub fn start(meter: &Meter, interval: Duration) -> Self {
+        if !meter.is_enabled() {
+            return ProcessSampler { running: None };
+        }
+        let interval = interval.max(Self::MIN_INTERVAL);
+        let meter = meter.clone();
+        let (stop, stopped) = mpsc::channel::<()>();
+        let thread = std::thread::Builder::new()
+            .name("nemo-lens-sampler".to_owned())
+            .spawn(move || {
+                let mut sampler = Sampler::new();
+                // Sleeps until the interval passes or the handle goes away:
+                // no wake-up in between.
+                while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(interval) {
+                    sampler.record(&meter);
+                }
+            });
+        match thread {
+            Ok(thread) => ProcessSampler {
+                running: Some((stop, thread)),
+            },
+            Err(error) => {
+                tracing::warn!(target: "nemo_lens", %error, "cannot start the process sampler thread");
+                ProcessSampler { running: None }
+            }
+        }
+    }
+
+    /// Whether a sampling thread is running.
+    pub fn is_running(&self) -> bool {
+        self.running.is_some()
+    }
+
+    /// Stops sampling and waits for the thread to finish its current sample.
+    pub fn stop(mut self) {
+        self.halt();
+    }
+
+    fn halt(&mut self) {
+        if let Some((stop, thread)) = self.running.take() {
+            // Closing the channel wakes the thread, which then exits.
+            drop(stop);
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for ProcessSampler {
+    fn drop(&mut self) {
+        self.halt();
+    }
+}
+
+/// What the sampling thread holds between samples.
+struct Sampler {
+    system: System,
+    pid: Option<Pid>,
+    gpus: Option<Gpus>,
+}
+
+impl Sampler {
+    fn new() -> Self {
+        let pid = match sysinfo::get_current_pid() {
+            Ok(pid) => Some(pid),
+            Err(error) => {
+                tracing::debug!(target: "nemo_lens", error, "no process id: CPU is not sampled");
+                None
+            }
+        };
+        let mut sampler = Sampler {
+            system: System::new(),
+            pid,
+            gpus: Gpus::open(),
+        };
+        // CPU usage is the difference from the previous read: take the first.
+        sampler.cpu_percent();
+        sampler
+    }
+
+    fn cpu_percent(&mut self) -> Option<f64> {
+        let pid = self.pid?;
+        self.system.refresh_processes_specifics(
+            ProcessesToUpdate::Some(&[pid]),
+            true,
+            ProcessRefreshKind::nothing().with_cpu(),
+        );
+        self.system
+            .process(pid)
+            .map(|process| f64::from(process.cpu_usage()))
+    }
+
+    fn record(&mut self, meter: &Meter) {
+        if let Some(percent) = self.cpu_percent() {
+            ProcessCpuMetrics::default()
+                .cpu_percent(percent)
+                .record(meter);
+        }
+        if let Some(gpus) = &self.gpus {
+            for gpu in gpus.sample() {
+                gpu.record(meter);
+            }
+        }
+    }
+}

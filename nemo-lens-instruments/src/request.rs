@@ -1,0 +1,165 @@
+//! [`InferenceRequest`]: the server-side guard that times one request.
+
+use std::time::Instant;
+
+use nemo_lens_core::{Instruments, Meter};
+use opentelemetry::StringValue;
+
+use crate::genai::InferenceMetrics;
+use crate::guard::{guard_setters, Ended, Guard};
+use crate::timing::Measured;
+use crate::TokenModality;
+
+/// Measures one inference request from arrival to last token, and records
+/// the GenAI server metrics when it ends.
+///
+/// - [`finish`](Self::finish): request duration, time to first token, time
+///   per output token and token usage;
+/// - [`fail`](Self::fail): request duration with `error.type`, and the
+///   input tokens; no output tokens, time to first token or per output
+///   token, which the conventions define for successful responses;
+/// - dropped without either (the client went away, the task was cancelled,
+///   a panic unwound through it): as a failure with `error.type = _OTHER`,
+///   recorded once. An empty error type is recorded as `_OTHER` too.
+///
+/// Time per output token is (end - first token) / (output tokens - 1),
+/// recorded when the first token was seen and at least two were produced.
+/// Every method that reads the clock has an `_at` twin taking an [`Instant`],
+/// for engines that hold their own timestamps and for deterministic tests.
+///
+/// The guard is `Send` and may be held across `.await`. On a meter that
+/// records nothing it reads no clock and records nothing.
+///
+/// ```
+/// use nemo_lens::instruments::InferenceRequest;
+/// use nemo_lens::Meter;
+///
+/// let meter = Meter::noop();
+/// let mut req = InferenceRequest::start(&meter).model("llama-3-8b").input_tokens(128);
+/// for _token in 0..32 {
+///     req.first_token(); // the first call wins
+///     req.add_output_tokens(1);
+/// }
+/// req.finish();
+///
+/// let req = InferenceRequest::start(&meter).model("llama-3-8b");
+/// req.fail("timeout");
+/// ```
+#[derive(Debug)]
+#[must_use = "a request records when it is finished, failed or dropped"]
+pub struct InferenceRequest {
+    guard: Guard<InferenceMetrics>,
+}
+
+impl InferenceRequest {
+    /// Starts measuring a request now.
+    pub fn start(meter: &Meter) -> Self {
+        let now = meter.is_enabled().then(Instant::now);
+        InferenceRequest {
+            guard: Guard::start(meter, now),
+        }
+    }
+
+    /// Starts measuring a request that arrived at `at`.
+    pub fn start_at(meter: &Meter, at: Instant) -> Self {
+        InferenceRequest {
+            guard: Guard::start(meter, Some(at)),
+        }
+    }
+
+    guard_setters! {
+        /// Sets the requested model (`gen_ai.request.model`).
+        model: into StringValue;
+        /// Sets the serving provider (`gen_ai.provider.name`, default `nemo`).
+        provider_name: into StringValue;
+        /// Sets the operation (`gen_ai.operation.name`, default `text_completion`).
+        operation_name: into StringValue;
+        /// Sets the model that answered (`gen_ai.response.model`).
+        response_model: into StringValue;
+        /// Sets the server's address (`server.address`).
+        server_address: into StringValue;
+        /// Sets the server's port (`server.port`).
+        server_port: u16;
+        /// Sets the number of prompt tokens.
+        input_tokens: u64;
+        /// Sets how many prompt tokens were served from the prefix cache
+        /// (recorded with the draft conventions' names only).
+        cache_read_input_tokens: u64;
+        /// Sets how many prompt tokens were written to the prefix cache
+        /// (recorded with the draft conventions' names only).
+        cache_write_input_tokens: u64;
+        /// Sets how many of the output tokens were reasoning tokens
+        /// (recorded with the draft conventions' names only).
+        reasoning_output_tokens: u64;
+        /// Sets the kind of tokens counted (`gen_ai.token.modality`, default
+        /// `text`; on the draft conventions' usage counters only).
+        token_modality: TokenModality;
+    }
+
+    /// Sets the total number of output tokens, replacing any count so far.
+    pub fn output_tokens(mut self, tokens: u64) -> Self {
+        self.guard.timing.set_outputs(tokens);
+        self
+    }
+
+    /// Notes that the first token was produced now; later calls change
+    /// nothing, so it may be called on every token.
+    #[inline]
+    pub fn first_token(&mut self) {
+        self.guard.first();
+    }
+
+    /// Notes that the first token was produced at `at`; later calls change
+    /// nothing.
+    #[inline]
+    pub fn first_token_at(&mut self, at: Instant) {
+        self.guard.timing.first_at(at);
+    }
+
+    /// Adds `tokens` streamed output tokens to the count.
+    #[inline]
+    pub fn add_output_tokens(&mut self, tokens: u64) {
+        self.guard.timing.add_outputs(tokens);
+    }
+
+    /// Ends the request successfully now.
+    pub fn finish(self) {
+        let now = self.guard.now();
+        self.guard.end(now, None);
+    }
+
+    /// Ends the request successfully at `at`.
+    pub fn finish_at(self, at: Instant) {
+        self.guard.end(Some(at), None);
+    }
+
+    /// Ends the request now as failed with `error_type` (`timeout`,
+    /// `cancelled`, an exception or status name).
+    pub fn fail(self, error_type: impl Into<StringValue>) {
+        let now = self.guard.now();
+        self.guard.end(now, Some(error_type.into()));
+    }
+
+    /// Ends the request at `at` as failed with `error_type`.
+    pub fn fail_at(self, error_type: impl Into<StringValue>, at: Instant) {
+        self.guard.end(Some(at), Some(error_type.into()));
+    }
+}
+
+impl Ended for InferenceMetrics {
+    fn ended(&mut self, meter: &Meter, measured: Measured, error_type: Option<StringValue>) {
+        self.request_duration_s = Some(measured.duration_s);
+        // A failed request records its duration and the prompt it was given;
+        // what it produced is not a response, so neither are its token counts
+        // (reasoning tokens included) and timings.
+        if error_type.is_none() {
+            self.output_tokens = measured.outputs;
+            self.time_to_first_token_s = measured.to_first_s;
+            self.time_per_output_token_s = measured.per_output_s;
+        } else {
+            self.reasoning_output_tokens = None;
+        }
+        self.error_type = error_type;
+        self.record(meter);
+    }
+}

@@ -1,0 +1,435 @@
+//! One request's recording: what the response showed as it passed, and
+//! what is recorded when it ends.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use http::header::{CONTENT_ENCODING, CONTENT_TYPE};
+use http::response::Parts;
+use nemo_lens_core::Instruments;
+use nemo_lens_instruments::serving::{FinishReason, SchedulingMetrics};
+use nemo_lens_instruments::InferenceRequest;
+use opentelemetry::StringValue;
+
+use crate::chunk::{glance, Glance, Layout};
+use crate::json::{Field, Found, JsonScan, Sink};
+use crate::layer::Config;
+use crate::sse::SseSplit;
+
+/// `error.type` of a response whose client went away before its end.
+pub const CANCELLED: &str = "cancelled";
+/// `error.type` of a response that reported an `error` (a stream's error
+/// event, or an error in a successful status's body).
+pub const ERROR_EVENT: &str = "error_event";
+/// `error.type` of a response body that failed while being produced.
+pub const BODY_ERROR: &str = "body_error";
+
+/// The operation of a measured path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Operation {
+    /// `.../chat/completions`.
+    Chat,
+    /// `.../completions`.
+    TextCompletion,
+}
+
+impl Operation {
+    /// The operation of `POST path`, if the layer measures it.
+    pub(crate) fn of(method: &http::Method, path: &str) -> Option<Operation> {
+        if method != http::Method::POST {
+            return None;
+        }
+        let path = path.trim_end_matches('/');
+        if path.ends_with("/chat/completions") {
+            Some(Operation::Chat)
+        } else if path.ends_with("/completions") {
+            Some(Operation::TextCompletion)
+        } else {
+            None
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Operation::Chat => "chat",
+            Operation::TextCompletion => "text_completion",
+        }
+    }
+}
+
+/// The request body's `model`, found by its scan and read when the
+/// response ends: 0 while unknown, else 1 + the index of its attribute
+/// value among the declared models, or [`UNDECLARED`].
+pub(crate) type ModelSlot = Arc<AtomicU32>;
+const UNDECLARED: u32 = u32::MAX;
+
+/// Stores the attribute of `written` in `slot`.
+pub(crate) fn store_model(config: &Config, slot: &ModelSlot, written: &[u8]) {
+    let index = config
+        .model_index(written)
+        .map_or(UNDECLARED, |i| i as u32 + 1);
+    slot.store(index, Ordering::Relaxed);
+}
+
+/// How the response body is read.
+#[derive(Debug)]
+enum Mode {
+    /// `text/event-stream`: event by event.
+    Stream {
+        split: SseSplit,
+        scan: JsonScan,
+        layout: Layout,
+    },
+    /// JSON: one document.
+    Document(JsonScan),
+    /// Anything else, or compressed: timed, not read.
+    Opaque,
+}
+
+/// What the response showed so far.
+#[derive(Debug, Default)]
+struct Seen {
+    response_model: Option<StringValue>,
+    first_content: Option<Instant>,
+    /// Stream chunks that carried content.
+    content_chunks: u64,
+    prompt_tokens: Option<u64>,
+    completion_tokens: Option<u64>,
+    cached_tokens: Option<u64>,
+    reasoning_tokens: Option<u64>,
+    finish_reason: Option<FinishReason>,
+    error_event: bool,
+    /// Whether the chunk being read carries content.
+    chunk_content: bool,
+}
+
+/// [`Seen`] as the scanner's sink, with the models to resolve against.
+struct Reader<'a> {
+    seen: &'a mut Seen,
+    config: &'a Config,
+}
+
+impl Sink for Reader<'_> {
+    fn found(&mut self, field: Field, value: Found<'_>) {
+        let seen = &mut *self.seen;
+        match (field, value) {
+            (Field::Model, Found::Str { bytes, .. }) if seen.response_model.is_none() => {
+                seen.response_model = Some(self.config.model(bytes));
+            }
+            (Field::Content, Found::Str { empty: false, .. }) => seen.chunk_content = true,
+            (Field::PromptTokens, Found::Number(n)) => seen.prompt_tokens = Some(n),
+            (Field::CompletionTokens, Found::Number(n)) => seen.completion_tokens = Some(n),
+            (Field::CachedTokens, Found::Number(n)) => seen.cached_tokens = Some(n),
+            (Field::ReasoningTokens, Found::Number(n)) => seen.reasoning_tokens = Some(n),
+            (Field::FinishReason, Found::Str { bytes, .. }) => {
+                seen.finish_reason = finish_reason(bytes).or(seen.finish_reason);
+            }
+            (Field::Error, Found::Null) => {}
+            (Field::Error, _) => seen.error_event = true,
+            _ => {}
+        }
+    }
+}
+
+/// OpenAI's finish reasons as the engine's: the ones that end a
+/// generation normally are stops.
+fn finish_reason(written: &[u8]) -> Option<FinishReason> {
+    match written {
+        b"stop" | b"tool_calls" | b"function_call" | b"content_filter" => Some(FinishReason::Stop),
+        b"length" => Some(FinishReason::Length),
+        b"abort" => Some(FinishReason::Abort),
+        b"error" => Some(FinishReason::Error),
+        _ => None,
+    }
+}
+
+/// One measured request, from its arrival to the end of its response.
+/// Dropped before [`end`](Self::end) (the client went away while the
+/// handler ran), it records the request as cancelled.
+#[derive(Debug)]
+pub(crate) struct Recording {
+    config: Arc<Config>,
+    request: Option<InferenceRequest>,
+    model: ModelSlot,
+    mode: Mode,
+    /// The error status, as `error.type`.
+    status_error: Option<StringValue>,
+    seen: Seen,
+}
+
+impl Recording {
+    /// Starts timing a request to `operation` now.
+    pub(crate) fn start(config: Arc<Config>, operation: Operation, model: ModelSlot) -> Self {
+        let mut request = InferenceRequest::start(&config.meter)
+            .operation_name(operation.name())
+            .provider_name(config.provider_name.clone())
+            .token_modality(config.token_modality);
+        if let Some(address) = &config.server_address {
+            request = request.server_address(address.clone());
+        }
+        if let Some(port) = config.server_port {
+            request = request.server_port(port);
+        }
+        Recording {
+            config,
+            request: Some(request),
+            model,
+            mode: Mode::Opaque,
+            status_error: None,
+            seen: Seen::default(),
+        }
+    }
+
+    /// Reads the response's head: its status, and how to read its body.
+    pub(crate) fn response(&mut self, head: &Parts) {
+        if head.status.is_client_error() || head.status.is_server_error() {
+            self.status_error = Some(StringValue::from(head.status.as_str().to_owned()));
+        }
+        let encoded = head
+            .headers
+            .get(CONTENT_ENCODING)
+            .is_some_and(|e| e.as_bytes() != b"identity");
+        let media = head
+            .headers
+            .get(CONTENT_TYPE)
+            .and_then(|t| t.to_str().ok())
+            .and_then(|t| t.split(';').next())
+            .map(|t| t.trim().to_ascii_lowercase());
+        self.mode = match media.as_deref() {
+            _ if encoded => Mode::Opaque,
+            Some("text/event-stream") => Mode::Stream {
+                split: SseSplit::default(),
+                scan: JsonScan::default(),
+                layout: Layout::default(),
+            },
+            Some(t) if t == "application/json" || t.ends_with("+json") => {
+                Mode::Document(JsonScan::default())
+            }
+            _ => Mode::Opaque,
+        };
+    }
+
+    /// Stops reading the body: what follows cannot be read (it came in a
+    /// form the readers do not follow); the request is still timed.
+    pub(crate) fn stop_reading(&mut self) {
+        self.mode = Mode::Opaque;
+    }
+
+    /// Reads the next piece of the response body.
+    pub(crate) fn data(&mut self, bytes: &[u8]) {
+        let config = &*self.config;
+        let seen = &mut self.seen;
+        match &mut self.mode {
+            Mode::Stream {
+                split,
+                scan,
+                layout,
+            } => split.feed(bytes, &mut |event| {
+                read_event(
+                    event,
+                    scan,
+                    layout,
+                    &mut Reader {
+                        seen: &mut *seen,
+                        config,
+                    },
+                )
+            }),
+            Mode::Document(scan) => scan.feed(bytes, &mut Reader { seen, config }),
+            Mode::Opaque => {}
+        }
+    }
+
+    /// The response ended: records the request, a success unless its
+    /// status or its events said otherwise.
+    pub(crate) fn end(mut self) {
+        let error = self.status_error.take().or_else(|| {
+            self.seen
+                .error_event
+                .then(|| StringValue::from(ERROR_EVENT))
+        });
+        self.record(error);
+    }
+
+    /// The response failed with `error_type`.
+    pub(crate) fn fail(mut self, error_type: &'static str) {
+        self.record(Some(StringValue::from(error_type)));
+    }
+
+    fn record(&mut self, error: Option<StringValue>) {
+        let Some(mut request) = self.request.take() else {
+            return;
+        };
+        let now = Instant::now();
+        let seen = &self.seen;
+        let model = match self.model.load(Ordering::Relaxed) {
+            0 => None,
+            UNDECLARED => Some(StringValue::from(crate::UNDECLARED_MODEL)),
+            i => self.config.models.get(i as usize - 1).cloned(),
+        };
+        if let Some(model) = model {
+            request = request.model(model);
+        }
+        if let Some(model) = seen.response_model.clone() {
+            request = request.response_model(model);
+        }
+        if let Some(tokens) = seen.prompt_tokens {
+            request = request.input_tokens(tokens);
+        }
+        if let Some(tokens) = seen.cached_tokens {
+            request = request.cache_read_input_tokens(tokens);
+        }
+        if let Some(tokens) = seen.reasoning_tokens {
+            request = request.reasoning_output_tokens(tokens);
+        }
+        let finished = match &error {
+            Some(e) if e.as_str() == CANCELLED => FinishReason::Abort,
+            Some(_) => FinishReason::Error,
+            None => seen.finish_reason.unwrap_or(FinishReason::Stop),
+        };
+        match error {
+            Some(error) => request.fail_at(error, now),
+            None => {
+                if let Some(first) = seen.first_content {
+                    request.first_token_at(first);
+                }
+                let outputs = seen.completion_tokens.or(match self.mode {
+                    Mode::Stream { .. } => Some(seen.content_chunks),
+                    _ => None,
+                });
+                if let Some(outputs) = outputs {
+                    request = request.output_tokens(outputs);
+                }
+                request.finish_at(now);
+            }
+        }
+        if self.config.count_finished {
+            SchedulingMetrics::default()
+                .finished(1)
+                .finish_reason(finished)
+                .record(&self.config.meter);
+        }
+    }
+}
+
+impl Drop for Recording {
+    /// Dropped before its end: the client went away (the response future or
+    /// body was dropped), or a panic unwound through the handler.
+    fn drop(&mut self) {
+        let error = if std::thread::panicking() {
+            nemo_lens_instruments::DROPPED_ERROR_TYPE
+        } else {
+            CANCELLED
+        };
+        self.record(Some(StringValue::from(error)));
+    }
+}
+
+/// One event of a stream: `[DONE]`, or a chunk, read whole only when it
+/// may carry more than content.
+fn read_event(event: &[u8], scan: &mut JsonScan, layout: &mut Layout, reader: &mut Reader<'_>) {
+    if event == b"[DONE]" {
+        return;
+    }
+    if reader.seen.first_content.is_some() {
+        if let Glance::Words { content } = glance(event, layout) {
+            reader.seen.content_chunks += u64::from(content);
+            return;
+        }
+    }
+    reader.seen.chunk_content = false;
+    scan.reset();
+    scan.feed(event, reader);
+    scan.finish(reader);
+    if reader.seen.chunk_content {
+        reader.seen.content_chunks += 1;
+        reader.seen.first_content.get_or_insert_with(Instant::now);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config() -> Arc<Config> {
+        let layer = crate::OpenAiLayer::new(&nemo_lens_core::Meter::noop()).models(["llama"]);
+        layer.config_for_tests()
+    }
+
+    fn streamed(config: &Arc<Config>) -> Recording {
+        let mut recording =
+            Recording::start(Arc::clone(config), Operation::Chat, ModelSlot::default());
+        let head = http::Response::builder()
+            .header(CONTENT_TYPE, "text/event-stream; charset=utf-8")
+            .body(())
+            .unwrap()
+            .into_parts()
+            .0;
+        recording.response(&head);
+        recording
+    }
+
+    /// What a stream showed, in a form that compares.
+    fn summary(seen: &Seen) -> String {
+        format!(
+            "model={:?} first={} chunks={} prompt={:?} completion={:?} cached={:?} finish={:?} error={}",
+            seen.response_model.as_ref().map(|m| m.as_str().to_owned()),
+            seen.first_content.is_some(),
+            seen.content_chunks,
+            seen.prompt_tokens,
+            seen.completion_tokens,
+            seen.cached_tokens,
+            seen.finish_reason,
+            seen.error_event,
+        )
+    }
+
+    const STREAM: &str = concat!(
+        "data: {\"object\":\"chat.completion.chunk\",\"model\":\"llama\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"finish_reason\":null}]}\n\n",
+        ": a comment\r\n\r\n",
+        "data: {\"object\":\"chat.completion.chunk\",\"model\":\"llama\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"one\"},\"finish_reason\":null}]}\n\n",
+        "data: {\"object\": \"chat.completion.chunk\", \"model\": \"llama\", \"choices\": [{\"index\": 0, \"delta\": {\"content\": \" two\"}, \"finish_reason\": null}]}\r\n\r\n",
+        "data: {\"object\":\"chat.completion.chunk\",\"model\":\"llama\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\" three\"},\"finish_reason\":null}]}\n\n",
+        "data: {\"object\":\"chat.completion.chunk\",\"model\":\"llama\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\".\"},\"finish_reason\":\"stop\"}]}\n\n",
+        "data: {\"object\":\"chat.completion.chunk\",\"model\":\"llama\",\"choices\":[],\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":4,\"prompt_tokens_details\":{\"cached_tokens\":5}}}\n\n",
+        "data: [DONE]\n\n",
+    );
+
+    #[test]
+    fn a_stream_reads_the_same_however_it_is_split() {
+        let config = config();
+        let mut whole = streamed(&config);
+        whole.data(STREAM.as_bytes());
+        let expected = summary(&whole.seen);
+        assert_eq!(
+            expected,
+            "model=Some(\"llama\") first=true chunks=4 prompt=Some(9) completion=Some(4) \
+             cached=Some(5) finish=Some(Stop) error=false"
+        );
+        let bytes = STREAM.as_bytes();
+        for at in 0..bytes.len() {
+            let mut split = streamed(&config);
+            split.data(&bytes[..at]);
+            split.data(&bytes[at..]);
+            assert_eq!(summary(&split.seen), expected, "split at {at}");
+        }
+        let mut byte_by_byte = streamed(&config);
+        for byte in bytes.chunks(1) {
+            byte_by_byte.data(byte);
+        }
+        assert_eq!(summary(&byte_by_byte.seen), expected, "byte by byte");
+    }
+
+    #[test]
+    fn an_error_event_is_an_error_and_a_null_error_is_not() {
+        let config = config();
+        let mut failed = streamed(&config);
+        failed.data(b"data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"delta\":{\"content\":\"x\"},\"finish_reason\":null}]}\n\n");
+        failed.data(b"data: {\"error\":{\"message\":\"engine died\",\"code\":500}}\n\n");
+        assert!(failed.seen.error_event);
+        let mut fine = streamed(&config);
+        fine.data(b"data: {\"error\":null,\"choices\":[{\"delta\":{\"content\":\"x\"},\"finish_reason\":null}]}\n\n");
+        assert!(!fine.seen.error_event);
+    }
+}

@@ -1,0 +1,137 @@
+//! The public documentation shows what a user of `nemo-lens` can paste.
+//!
+//! Items of the internal crates are re-exported (inlined) into the
+//! `nemo_lens` docs with their doc examples, so an example that says
+//! `use nemo_lens_core::..` would fail for anyone depending on `nemo-lens`.
+//! The examples themselves are compiled as doc tests (the README's through
+//! `ReadmeDoctests`); this checks what compiling cannot: which crate they name,
+//! and that none is left out of compilation.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// Crates whose items reach users only through `nemo_lens`. `nemo-lens-naming`
+/// is not among them: nothing of it is re-exported, and its own page documents
+/// a dependency-free crate that is used on its own.
+const INTERNAL: [&str; 4] = [
+    "nemo_lens_core",
+    "nemo_lens_macros",
+    "nemo_lens_instruments",
+    "nemo_lens_openai",
+];
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs" || e == "md") {
+            out.push(path);
+        }
+    }
+}
+
+/// The lines inside code fences of `text`'s documentation, with their line
+/// numbers: in `.md` files every line is documentation, in `.rs` files the
+/// `///` and `//!` lines are.
+fn example_lines(path: &Path, text: &str) -> Vec<(usize, String)> {
+    let markdown = path.extension().is_some_and(|e| e == "md");
+    let mut inside = false;
+    let mut lines = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let doc = if markdown {
+            Some(line.trim_start())
+        } else {
+            let t = line.trim_start();
+            t.strip_prefix("///")
+                .or_else(|| t.strip_prefix("//!"))
+                .map(str::trim_start)
+        };
+        let Some(doc) = doc else {
+            inside = false;
+            continue;
+        };
+        if doc.starts_with("```") {
+            inside = !inside;
+            if inside {
+                lines.push((n + 1, doc.to_owned()));
+            }
+        } else if inside {
+            lines.push((n + 1, doc.to_owned()));
+        }
+    }
+    lines
+}
+
+fn public_doc_sources() -> Vec<PathBuf> {
+    let root = root();
+    let mut files = vec![root.join("README.md")];
+    for dir in [
+        "src",
+        "nemo-lens-core/src",
+        "nemo-lens-macros/src",
+        "nemo-lens-instruments/src",
+        "nemo-lens-openai/src",
+    ] {
+        rust_files(&root.join(dir), &mut files);
+    }
+    files
+}
+
+#[test]
+fn no_doc_example_names_an_internal_crate() {
+    let mut found = Vec::new();
+    let mut examples = 0;
+    for path in public_doc_sources() {
+        let text = fs::read_to_string(&path).unwrap();
+        let lines = example_lines(&path, &text);
+        examples += lines.iter().filter(|(_, l)| l.starts_with("```")).count();
+        for (n, line) in lines {
+            if let Some(name) = INTERNAL.iter().find(|c| line.contains(*c)) {
+                found.push(format!("{}:{n}: names {name}: {line}", path.display()));
+            }
+        }
+    }
+    // The scan itself must see the examples it guards.
+    assert!(examples > 40, "only {examples} doc examples found");
+    assert!(
+        found.is_empty(),
+        "doc examples naming an internal crate (use nemo_lens:: paths):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn readme_rust_blocks_are_all_compiled() {
+    let readme = fs::read_to_string(root().join("README.md")).unwrap();
+    let fences: Vec<&str> = readme
+        .lines()
+        .filter(|l| l.starts_with("```rust"))
+        .collect();
+    assert!(fences.len() >= 8, "{fences:?}");
+    // `ignore` is not compiled at all; `no_run` is compiled and not run (for
+    // snippets that serve or export).
+    for fence in fences {
+        assert!(
+            fence == "```rust" || fence == "```rust,no_run",
+            "README block `{fence}` would not be compiled"
+        );
+    }
+}
+
+#[test]
+fn the_scan_sees_examples_in_rust_doc_comments() {
+    let text = "/// Text.\n///\n/// ```\n/// use nemo_lens_core::Meter;\n/// ```\nfn f() {}\n";
+    let lines = example_lines(Path::new("x.rs"), text);
+    assert_eq!(
+        lines,
+        vec![
+            (3, "```".to_owned()),
+            (4, "use nemo_lens_core::Meter;".to_owned())
+        ]
+    );
+}
