@@ -61,7 +61,7 @@ fn hand_written(meter: &Meter, requests: &[InferenceMetrics], iterations: u64) {
         .build();
     for i in 0..iterations {
         let request = std::hint::black_box(&requests[i as usize % requests.len()]);
-        let model = request.model.clone().unwrap_or_else(|| "".into());
+        let model = request.base.model.clone().unwrap_or_else(|| "".into());
         let base = [
             KeyValue::new("gen_ai.operation.name", "text_completion"),
             KeyValue::new("gen_ai.provider.name", "nemo"),

@@ -5,5 +5,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 raw=$(mktemp)
 trap 'rm -f "$raw"' EXIT
-cargo bench --features openai --bench record --bench request --bench openai_layer --bench threads --bench memory --bench aggregation --bench groups 2>/dev/null | tee "$raw" >&2
+cargo bench --features openai --bench record --bench request --bench openai_layer --bench threads --bench memory --bench aggregation --bench groups --bench declared_types 2>/dev/null | tee "$raw" >&2
 python3 scripts/bench_report.py "$raw"

@@ -4,10 +4,19 @@
 #![warn(missing_docs)]
 
 pub use nemo_lens_core::{
-    get_meter, prometheus_label, AttributeValue, Descriptor, InstrumentKind, Instruments, KeyPart,
-    Meter, PrometheusNames, SemconvGate, SemconvOptIn, SetSlot, ValueType, WeakMeter,
-    GEN_AI_LATEST_EXPERIMENTAL, SEMCONV_STABILITY_OPT_IN,
+    get_meter, prometheus_label, AttributeDescriptor, AttributeValue, Attributes, Descriptor,
+    FixedAttributeValue, InstrumentKind, Instruments, KeyPart, Meter, PrometheusNames, SemconvGate,
+    SemconvOptIn, SetSlot, ValueType, WeakMeter, GEN_AI_LATEST_EXPERIMENTAL,
+    SEMCONV_STABILITY_OPT_IN,
 };
+/// Derives [`AttributeValue`](trait@AttributeValue) and
+/// [`FixedAttributeValue`] for a field-less enum; see the
+/// [crate documentation](crate#enum-attribute-values).
+pub use nemo_lens_macros::AttributeValue;
+/// Derives [`Attributes`](trait@Attributes) for a struct of
+/// `#[attribute("key")]` fields that `Instruments` structs `#[flatten]`; see
+/// the [crate documentation](crate#attribute-groups-flatten).
+pub use nemo_lens_macros::Attributes;
 
 /// The console exporter, for custom pipelines.
 #[cfg(feature = "console")]
@@ -52,8 +61,9 @@ pub use nemo_lens_macros::Instruments;
 pub mod instruments {
     pub use nemo_lens_instruments::{gym, rl, serving};
     pub use nemo_lens_instruments::{
-        record_inference_metrics, InferenceMetrics, InferenceMetricsSet, InferenceRequest,
-        ModelCall, ModelCallMetrics, ModelCallMetricsSet, TokenModality, DROPPED_ERROR_TYPE,
+        record_inference_metrics, GenAiAttributes, InferenceMetrics, InferenceMetricsSet,
+        InferenceRequest, ModelCall, ModelCallMetrics, ModelCallMetricsSet, TokenModality,
+        DROPPED_ERROR_TYPE,
     };
 }
 

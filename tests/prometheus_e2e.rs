@@ -35,11 +35,25 @@ use support::servers::*;
 const SERVICE: &str = "nemo-lens-demo";
 const RUN_ID: &str = "e2e-run";
 
-/// A dashboard expression as Grafana sends it with this run selected.
+/// A dashboard expression as Grafana sends it with this run selected and
+/// every other variable (the attribute filters) at "All", which is `.*`.
 fn for_this_run(expr: &str) -> String {
-    expr.replace("$__rate_interval", "30s")
+    let expr = expr
+        .replace("$__rate_interval", "30s")
         .replace("$service", SERVICE)
-        .replace("$run_id", RUN_ID)
+        .replace("$run_id", RUN_ID);
+    let mut out = String::with_capacity(expr.len());
+    let mut rest = expr.as_str();
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        let name = rest[at + 1..]
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .map_or(rest.len() - at - 1, |end| end);
+        out.push_str(".*");
+        rest = &rest[at + 1 + name..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Fields the demo does not record: the report, and the families of their

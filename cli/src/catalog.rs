@@ -5,7 +5,9 @@ use serde_json::{json, Value};
 use crate::sets::{Instrument, InstrumentSet};
 
 /// Every instrument of `sets`: name, kind, unit, description, buckets,
-/// fields, attribute keys and Prometheus names, grouped by set.
+/// fields, attributes (with their values when fixed), the most series it
+/// can have (`null` when an attribute is free-form) and Prometheus names,
+/// grouped by set.
 pub fn catalog_json(sets: &[InstrumentSet]) -> Value {
     let sets: Vec<Value> = sets
         .iter()
@@ -29,6 +31,8 @@ fn instrument_json(i: &Instrument) -> Value {
         "aggregation": i.aggregation.map(|a| a.as_str()),
         "fields": i.fields,
         "attribute_keys": i.attribute_keys,
+        "attributes": i.attributes.iter().map(|a| json!({ "key": a.key, "values": a.values })).collect::<Vec<_>>(),
+        "max_series": i.max_series,
         "prometheus": {
             "family": i.prometheus.family,
             "type": i.prometheus.metric_type,
@@ -64,7 +68,7 @@ pub fn catalog_markdown(sets: &[InstrumentSet]) -> String {
                 i.description.replace('|', "\\|"),
                 buckets,
                 code(&i.fields),
-                code(&i.attribute_keys),
+                attributes(&i),
                 code(
                     &i.prometheus
                         .samples
@@ -76,6 +80,39 @@ pub fn catalog_markdown(sets: &[InstrumentSet]) -> String {
         }
     }
     out
+}
+
+/// Each attribute key, with its values when fixed, then the most series
+/// when every attribute is fixed: "`outcome` (`success`, `failure`); at
+/// most 3 series".
+fn attributes(i: &Instrument) -> String {
+    let mut cell = i
+        .attributes
+        .iter()
+        .map(|a| match &a.values {
+            Some(values) => {
+                let values: Vec<String> = values.iter().map(|v| value_code(v)).collect();
+                format!("{} ({})", code(&[a.key]), values.join(", "))
+            }
+            None => code(&[a.key]),
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    // Without attributes an instrument has one series, which goes unsaid.
+    if let (Some(series), false) = (i.max_series, i.attributes.is_empty()) {
+        cell.push_str(&format!("; at most {series} series"));
+    }
+    cell
+}
+
+/// An attribute value in backticks: an empty one (a default) is a value
+/// here, shown as `""`, and a `|` would end the table cell.
+fn value_code(value: &str) -> String {
+    if value.is_empty() {
+        "`\"\"`".to_owned()
+    } else {
+        format!("`{}`", value.replace('|', "\\|"))
+    }
 }
 
 /// Each non-empty item in backticks, comma-separated.
@@ -121,6 +158,77 @@ mod tests {
             .unwrap();
         assert_eq!(request["buckets"][0], 0.01);
         assert_eq!(request["attribute_keys"][0], "gen_ai.request.model");
+        let keys: Vec<&Value> = request["attributes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| &a["key"])
+            .collect();
+        assert_eq!(
+            keys,
+            request["attribute_keys"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .collect::<Vec<_>>()
+        );
+        let operation = request["attributes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["key"] == "gen_ai.operation.name")
+            .unwrap();
+        assert_eq!(operation["values"], Value::Null, "free-form");
+        assert_eq!(request["max_series"], Value::Null);
+
+        let finished = instruments
+            .iter()
+            .find(|i| i["name"] == "nemo.inference.requests.finished")
+            .unwrap();
+        assert_eq!(
+            finished["attributes"],
+            json!([{
+                "key": "nemo.inference.finish_reason",
+                "values": ["stop", "length", "abort", "error"],
+            }])
+        );
+        // Each reason, or none set.
+        assert_eq!(finished["max_series"], 5);
+        let tokens = instruments
+            .iter()
+            .find(|i| i["name"] == "gen_ai.client.token.usage")
+            .unwrap();
+        let token_type = tokens["attributes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["key"] == "gen_ai.token.type")
+            .unwrap();
+        assert_eq!(token_type["values"], json!(["input", "output"]));
+    }
+
+    #[test]
+    fn json_lists_a_default_among_the_values() {
+        let sets = crate::builtin_sets_for(&nemo_lens::SemconvOptIn::parse(
+            "gen_ai_latest_experimental",
+        ));
+        let catalog = catalog_json(&sets);
+        let input = catalog["sets"][0]["instruments"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["name"] == "gen_ai.client.inference.usage.input_tokens")
+            .unwrap();
+        let modality = input["attributes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["key"] == "gen_ai.token.modality")
+            .unwrap();
+        assert_eq!(
+            modality["values"],
+            json!(["text", "image", "audio", "unknown"])
+        );
     }
 
     #[test]
@@ -141,5 +249,20 @@ mod tests {
             }
         }
         assert!(md.contains("| `rl.throughput.tokens_per_sec` | gauge | `{token}/s` |"));
+        assert!(
+            md.contains(
+                "| `completed` | `nemo.gym.rollout.outcome` (`success`, `failure`); at most 3 series |"
+            ),
+            "{md}"
+        );
+        assert!(md.contains(
+            "`gen_ai.token.type` (`input`, `output`) | `gen_ai_client_token_usage_bucket`"
+        ));
+    }
+
+    #[test]
+    fn markdown_shows_an_empty_value_and_escapes_a_pipe() {
+        assert_eq!(value_code(""), "`\"\"`");
+        assert_eq!(value_code("a|b"), "`a\\|b`");
     }
 }

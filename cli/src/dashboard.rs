@@ -3,7 +3,7 @@
 use serde_json::{json, Value};
 
 use crate::promql::{self, DASHBOARD_MATCHERS, QUANTILES};
-use crate::sets::{Instrument, InstrumentSet};
+use crate::sets::{Attribute, Instrument, InstrumentSet};
 use crate::units::{grafana_rate_unit, grafana_unit};
 use nemo_lens::InstrumentKind;
 
@@ -19,22 +19,51 @@ const PANEL_WIDTH: u32 = 12;
 const PANEL_HEIGHT: u32 = 8;
 
 /// A Grafana dashboard over `sets`: a Prometheus data-source variable,
-/// `service` and `run_id` variables (with "All" as `.*`, so series without
-/// those labels still show), and a row per set. Gauges and up-down counters
-/// are charted as they are, histograms as p50/p95/p99 and a rate of
-/// measurements, counters as per-second rates; panels carry the unit.
+/// `service` and `run_id` variables, a variable listing the values of each
+/// attribute with a fixed set of them (all with "All" as `.*`, so series
+/// without those labels still show), and a row per set. Gauges and
+/// up-down counters are charted as they are, histograms as p50/p95/p99 and
+/// a rate of measurements, counters as per-second rates; panels carry the
+/// unit.
 pub fn dashboard(sets: &[InstrumentSet]) -> Value {
     let all: Vec<Instrument> = sets.iter().flat_map(|s| s.instruments()).collect();
+    let fixed = fixed_attributes(&all);
     let mut layout = Layout::default();
     for set in sets {
         layout.row(&set.title);
         for instrument in set.instruments() {
-            for (title, unit, targets) in panels(&instrument) {
+            let filter = matchers(&instrument, &fixed);
+            for (title, unit, targets) in panels(&instrument, &filter) {
                 layout.panel(title, &instrument, unit, targets);
             }
         }
     }
     let reporting = promql::any_of(&all.iter().collect::<Vec<_>>());
+    let mut variables = vec![
+        json!({
+            "name": "datasource",
+            "label": "Data source",
+            "type": "datasource",
+            "query": "prometheus",
+            "current": {},
+            "hide": 0,
+            "refresh": 1,
+        }),
+        variable(
+            "service",
+            "Service",
+            &format!("label_values({reporting}, service_name)"),
+        ),
+        variable(
+            "run_id",
+            "Run",
+            &format!(
+                "label_values({}, nemo_run_id)",
+                reporting.replacen('}', ",service_name=~\"$service\"}", 1)
+            ),
+        ),
+    ];
+    variables.extend(fixed.iter().map(FixedAttribute::variable));
     json!({
         "uid": DASHBOARD_UID,
         "title": "nemo-lens",
@@ -46,26 +75,7 @@ pub fn dashboard(sets: &[InstrumentSet]) -> Value {
         "refresh": "30s",
         "time": { "from": "now-1h", "to": "now" },
         "annotations": { "list": [] },
-        "templating": { "list": [
-            {
-                "name": "datasource",
-                "label": "Data source",
-                "type": "datasource",
-                "query": "prometheus",
-                "current": {},
-                "hide": 0,
-                "refresh": 1,
-            },
-            variable("service", "Service", &format!("label_values({reporting}, service_name)")),
-            variable(
-                "run_id",
-                "Run",
-                &format!(
-                    "label_values({}, nemo_run_id)",
-                    reporting.replacen('}', ",service_name=~\"$service\"}", 1)
-                ),
-            ),
-        ]},
+        "templating": { "list": variables },
         "panels": layout.panels,
     })
 }
@@ -90,11 +100,101 @@ fn variable(name: &str, label: &str, query: &str) -> Value {
     })
 }
 
+/// The variables of the dashboard itself, which no attribute's may take.
+const RESERVED: [&str; 3] = ["datasource", "service", "run_id"];
+
+/// An attribute label whose values are fixed wherever it appears: a custom
+/// variable lists them, and the panels of its instruments filter on it.
+struct FixedAttribute {
+    label: String,
+    /// The variable: the label, unless the dashboard has one by that name.
+    name: String,
+    /// The attribute key, for the variable's label.
+    key: &'static str,
+    values: Vec<&'static str>,
+}
+
+impl FixedAttribute {
+    fn variable(&self) -> Value {
+        // An empty value (a default) cannot be an option; All matches it.
+        let values: Vec<&str> = self
+            .values
+            .iter()
+            .copied()
+            .filter(|v| !v.is_empty())
+            .collect();
+        // Custom variables separate values by commas.
+        let query: Vec<String> = values.iter().map(|v| v.replace(',', "\\,")).collect();
+        let options: Vec<Value> =
+            std::iter::once(json!({ "text": "All", "value": "$__all", "selected": true }))
+                .chain(
+                    values
+                        .iter()
+                        .map(|v| json!({ "text": v, "value": v, "selected": false })),
+                )
+                .collect();
+        json!({
+            "name": self.name,
+            "label": self.key,
+            "description": format!("The values of `{}`; All also shows series without it.", self.key),
+            "type": "custom",
+            "query": query.join(","),
+            "options": options,
+            "includeAll": true,
+            "allValue": ".*",
+            "multi": true,
+            "current": { "text": ["All"], "value": ["$__all"] },
+            "hide": 0,
+        })
+    }
+}
+
+/// The attribute labels of `instruments` that have fixed values on every
+/// instrument carrying them, first seen first: a free-form one would list
+/// whatever was recorded, which the run's series show already.
+fn fixed_attributes(instruments: &[Instrument]) -> Vec<FixedAttribute> {
+    let mut labels: Vec<(String, Attribute)> = Vec::new();
+    for a in instruments.iter().flat_map(|i| &i.attributes) {
+        let label = a.label();
+        match labels.iter_mut().find(|(l, _)| *l == label) {
+            Some((_, seen)) => seen.merge(a.values.clone()),
+            None => labels.push((label, a.clone())),
+        }
+    }
+    labels
+        .into_iter()
+        .filter_map(|(label, a)| {
+            let name = if RESERVED.contains(&label.as_str()) {
+                format!("attribute_{label}")
+            } else {
+                label.clone()
+            };
+            Some(FixedAttribute {
+                label,
+                name,
+                key: a.key,
+                values: a.values?,
+            })
+        })
+        .collect()
+}
+
+/// The run's matchers, then one per fixed attribute of `i` on its variable.
+fn matchers(i: &Instrument, fixed: &[FixedAttribute]) -> String {
+    let mut matchers = DASHBOARD_MATCHERS.to_owned();
+    for f in fixed {
+        if i.attributes.iter().any(|a| a.label() == f.label) {
+            matchers.push_str(&format!(",{}=~\"${}\"", f.label, f.name));
+        }
+    }
+    matchers
+}
+
 /// A target: an expression and its legend.
 type Target = (String, String);
 
 /// The panels of one instrument: title, Grafana unit, targets.
-fn panels(i: &Instrument) -> Vec<(String, String, Vec<Target>)> {
+fn panels(i: &Instrument, matchers: &str) -> Vec<(String, String, Vec<Target>)> {
     let split = i.split_labels();
     let legend = |head: &str| {
         std::iter::once(head.to_owned())
@@ -109,7 +209,7 @@ fn panels(i: &Instrument) -> Vec<(String, String, Vec<Target>)> {
             i.name.to_owned(),
             grafana_unit(i.unit),
             vec![(
-                promql::selector(&i.prometheus.family, DASHBOARD_MATCHERS),
+                promql::selector(&i.prometheus.family, matchers),
                 legend("{{service_instance_id}}"),
             )],
         )],
@@ -117,7 +217,7 @@ fn panels(i: &Instrument) -> Vec<(String, String, Vec<Target>)> {
             format!("{} rate", i.name),
             grafana_rate_unit(i.unit),
             vec![(
-                promql::rate(&i.prometheus.family, DASHBOARD_MATCHERS, window, &group),
+                promql::rate(&i.prometheus.family, matchers, window, &group),
                 legend("{{service_name}}"),
             )],
         )],
@@ -125,7 +225,7 @@ fn panels(i: &Instrument) -> Vec<(String, String, Vec<Target>)> {
             let quantiles = QUANTILES
                 .iter()
                 .filter_map(|&q| {
-                    let expr = promql::quantile(q, i, DASHBOARD_MATCHERS, window, &group)?;
+                    let expr = promql::quantile(q, i, matchers, window, &group)?;
                     Some((
                         expr,
                         legend(&format!("{{{{service_name}}}} {}", promql::quantile_tag(q))),
@@ -143,7 +243,7 @@ fn panels(i: &Instrument) -> Vec<(String, String, Vec<Target>)> {
                     format!("{} rate", i.name),
                     "ops".to_owned(),
                     vec![(
-                        promql::rate(count, DASHBOARD_MATCHERS, window, &group),
+                        promql::rate(count, matchers, window, &group),
                         legend("{{service_name}}"),
                     )],
                 ),
@@ -274,7 +374,19 @@ mod tests {
             .collect();
         assert_eq!(
             defined,
-            ["datasource", "run_id", "service"].map(String::from).into()
+            [
+                "datasource",
+                "run_id",
+                "service",
+                // The attributes with fixed values.
+                "gen_ai_token_type",
+                "nemo_inference_finish_reason",
+                "nemo_gym_rollout_outcome",
+                "nemo_gym_http_internal",
+                "nemo_gym_http_retry_reason",
+            ]
+            .map(String::from)
+            .into()
         );
         let mut used = Vec::new();
         let mut exprs = Vec::new();
@@ -317,7 +429,11 @@ mod tests {
                 "${name} is used but not defined"
             );
         }
-        for name in ["datasource", "service", "run_id", "__rate_interval"] {
+        for name in defined
+            .iter()
+            .map(String::as_str)
+            .chain(["__rate_interval"])
+        {
             assert!(used.iter().any(|u| u == name), "{name} is never used");
         }
 
@@ -334,6 +450,74 @@ mod tests {
         for expr in &exprs {
             assert!(expr.contains(DASHBOARD_MATCHERS), "{expr}");
         }
+    }
+
+    #[test]
+    fn fixed_attribute_values_are_variables_the_panels_filter_on() {
+        let dashboard = dashboard(&builtin_sets());
+        let variables = dashboard["templating"]["list"].as_array().unwrap();
+        let outcome = variables
+            .iter()
+            .find(|v| v["name"] == "nemo_gym_rollout_outcome")
+            .unwrap();
+        assert_eq!(outcome["type"], "custom");
+        assert_eq!(outcome["label"], "nemo.gym.rollout.outcome");
+        assert_eq!(outcome["query"], "success,failure");
+        assert_eq!(outcome["allValue"], ".*");
+        let options: Vec<&str> = outcome["options"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["value"].as_str().unwrap())
+            .collect();
+        assert_eq!(options, ["$__all", "success", "failure"]);
+        let token_type = variables
+            .iter()
+            .find(|v| v["name"] == "gen_ai_token_type")
+            .unwrap();
+        assert_eq!(token_type["query"], "input,output");
+        // Free-form attributes list whatever was recorded: no variable.
+        assert!(!variables
+            .iter()
+            .any(|v| v["name"] == "gen_ai_request_model"));
+
+        let rate = all_panels(&dashboard)
+            .into_iter()
+            .find(|p| p["title"] == "gym.rollout.completed_total rate")
+            .unwrap();
+        assert_eq!(
+            rate["targets"][0]["expr"],
+            "sum by (service_name) (rate(gym_rollout_completed_total_ratio_total{service_name=~\"$service\",\
+             nemo_run_id=~\"$run_id\",nemo_gym_rollout_outcome=~\"$nemo_gym_rollout_outcome\"}[$__rate_interval]))"
+        );
+    }
+
+    #[test]
+    fn an_attribute_free_form_anywhere_gets_no_variable() {
+        let fixed = |values: Option<Vec<&'static str>>| Attribute {
+            key: "app.kind",
+            values,
+        };
+        let mut with_values = crate::sets::builtin_sets()[0].instruments()[0].clone();
+        with_values.attributes = vec![fixed(Some(vec!["a"]))];
+        let mut free_form = with_values.clone();
+        free_form.attributes = vec![fixed(None)];
+        let only = fixed_attributes(&[with_values.clone()]);
+        assert_eq!(only.len(), 1);
+        assert_eq!(only[0].values, ["a"]);
+        assert!(fixed_attributes(&[with_values, free_form]).is_empty());
+        // A label the dashboard's own variables have is renamed.
+        let mut service = crate::sets::builtin_sets()[0].instruments()[0].clone();
+        service.attributes = vec![Attribute {
+            key: "service",
+            values: Some(vec!["a"]),
+        }];
+        let renamed = fixed_attributes(&[service.clone()]);
+        assert_eq!(renamed[0].name, "attribute_service");
+        assert_eq!(
+            matchers(&service, &renamed),
+            format!("{DASHBOARD_MATCHERS},service=~\"$attribute_service\"")
+        );
     }
 
     #[test]

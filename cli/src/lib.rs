@@ -39,5 +39,5 @@ mod units;
 pub use catalog::{catalog_json, catalog_markdown};
 pub use dashboard::{dashboard, DASHBOARD_UID};
 pub use rules::{rules, AlertPolicy, AlertRule, LatencyAlert, RecordingRule, RuleFile};
-pub use sets::{builtin_sets, builtin_sets_for, spec_sets, Instrument, InstrumentSet};
+pub use sets::{builtin_sets, builtin_sets_for, spec_sets, Attribute, Instrument, InstrumentSet};
 pub use units::grafana_unit;

@@ -23,7 +23,8 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Every instrument: name, kind, unit, description, buckets, attribute
-    /// keys and Prometheus names.
+    /// keys (with their values when fixed, and "at most N series" when all
+    /// are) and Prometheus names.
     Catalog {
         /// Output format.
         #[arg(long, value_enum, default_value_t = Format::Md)]

@@ -10,7 +10,8 @@ use nemo_lens::instruments::serving::SchedulingMetrics;
 use nemo_lens::instruments::{InferenceMetrics, ModelCallMetrics};
 use nemo_lens::telemetry::HistogramAggregation;
 use nemo_lens::{
-    Descriptor, InstrumentKind, Instruments, PrometheusNames, SemconvGate, SemconvOptIn, ValueType,
+    AttributeDescriptor, Descriptor, InstrumentKind, Instruments, PrometheusNames, SemconvGate,
+    SemconvOptIn, ValueType,
 };
 
 /// A titled list of descriptors: one derived struct, usually.
@@ -98,12 +99,23 @@ pub fn spec_sets(file: &SpecFile) -> Vec<InstrumentSet> {
                         .iter()
                         .map(|(k, v)| (leak(k), leak(v)))
                         .collect();
-                    let keys: Vec<&'static str> = spec
+                    // A spec file declares keys, not their values: its
+                    // attributes are free-form, its static ones fixed.
+                    let attributes: Vec<AttributeDescriptor> = spec
                         .attributes
                         .iter()
-                        .map(|k| leak(k))
-                        .chain(statics.iter().map(|(k, _)| *k))
+                        .map(|k| AttributeDescriptor {
+                            key: leak(k),
+                            values: None,
+                            default: None,
+                        })
+                        .chain(statics.iter().map(|&(key, value)| AttributeDescriptor {
+                            key,
+                            values: Some(std::slice::from_ref(Box::leak(Box::new(value)))),
+                            default: Some(value),
+                        }))
                         .collect();
+                    let keys: Vec<&'static str> = attributes.iter().map(|a| a.key).collect();
                     Descriptor {
                         field: leak(&spec.key),
                         name: leak(&spec.name),
@@ -116,6 +128,7 @@ pub fn spec_sets(file: &SpecFile) -> Vec<InstrumentSet> {
                             .as_ref()
                             .map(|b| &*Box::leak(b.clone().into_boxed_slice())),
                         attribute_keys: Box::leak(keys.into_boxed_slice()),
+                        attributes: Box::leak(attributes.into_boxed_slice()),
                         static_attributes: Box::leak(statics.into_boxed_slice()),
                         semconv: SemconvGate::Always,
                         aggregation: None,
@@ -176,6 +189,11 @@ pub struct Instrument {
     pub fields: Vec<&'static str>,
     /// Every attribute key a measurement may carry, first seen first.
     pub attribute_keys: Vec<&'static str>,
+    /// The same attributes, with the values each may take.
+    pub attributes: Vec<Attribute>,
+    /// The most series its fields' measurements can create (the sum of
+    /// [`Descriptor::max_series`]); `None` when an attribute is free-form.
+    pub max_series: Option<u64>,
     /// The static attribute keys that tell its fields apart
     /// (`gen_ai.token.type`): charts split by them.
     pub split_by: Vec<&'static str>,
@@ -196,6 +214,8 @@ impl Instrument {
             buckets: d.buckets,
             fields: Vec::new(),
             attribute_keys: Vec::new(),
+            attributes: Vec::new(),
+            max_series: Some(0),
             split_by: Vec::new(),
             prometheus: d.prometheus_names(),
             aggregation: d.aggregation,
@@ -211,6 +231,17 @@ impl Instrument {
                 self.attribute_keys.push(key);
             }
         }
+        for a in d.attributes {
+            let values = a.wire_values();
+            match self.attributes.iter_mut().find(|seen| seen.key == a.key) {
+                Some(seen) => seen.merge(values),
+                None => self.attributes.push(Attribute { key: a.key, values }),
+            }
+        }
+        self.max_series = self
+            .max_series
+            .zip(d.max_series())
+            .map(|(sum, series)| sum.saturating_add(series));
         for (key, _) in d.static_attributes {
             if !self.split_by.contains(key) {
                 self.split_by.push(key);
@@ -239,6 +270,39 @@ impl Instrument {
     }
 }
 
+/// An attribute of an [`Instrument`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attribute {
+    /// The attribute key.
+    pub key: &'static str,
+    /// The values it may take on the wire, over every field that records
+    /// into the instrument (defaults included); `None` when free-form.
+    pub values: Option<Vec<&'static str>>,
+}
+
+impl Attribute {
+    /// The Prometheus label.
+    pub fn label(&self) -> String {
+        nemo_lens::prometheus_label(self.key)
+    }
+
+    /// Adds the values the attribute takes elsewhere: free-form anywhere
+    /// is free-form.
+    pub(crate) fn merge(&mut self, other: Option<Vec<&'static str>>) {
+        self.values = match (self.values.take(), other) {
+            (Some(mut values), Some(other)) => {
+                for value in other {
+                    if !values.contains(&value) {
+                        values.push(value);
+                    }
+                }
+                Some(values)
+            }
+            _ => None,
+        };
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -263,5 +327,76 @@ mod tests {
         // The input and output token fields of the server and the client
         // sets: one instrument each.
         assert_eq!(total + 2, fields, "only the token fields share");
+    }
+
+    #[test]
+    fn attribute_values_merge_over_the_fields_of_an_instrument() {
+        let sets = builtin_sets();
+        let instrument = |name: &str| {
+            sets.iter()
+                .flat_map(|s| s.instruments())
+                .find(|i| i.name == name)
+                .unwrap()
+        };
+        let tokens = instrument("gen_ai.client.token.usage");
+        let token_type = tokens
+            .attributes
+            .iter()
+            .find(|a| a.key == "gen_ai.token.type")
+            .unwrap();
+        // One static value per field.
+        assert_eq!(token_type.values, Some(vec!["input", "output"]));
+        let operation = tokens
+            .attributes
+            .iter()
+            .find(|a| a.key == "gen_ai.operation.name")
+            .unwrap();
+        assert_eq!(operation.values, None);
+        assert_eq!(tokens.max_series, None, "the operation is free-form");
+
+        let rollouts = instrument("gym.rollout.completed_total");
+        assert_eq!(
+            rollouts.attributes,
+            [Attribute {
+                key: "nemo.gym.rollout.outcome",
+                values: Some(vec!["success", "failure"]),
+            }]
+        );
+        // Success, failure, or no outcome set.
+        assert_eq!(rollouts.max_series, Some(3));
+        assert_eq!(
+            instrument("rl.throughput.tokens_per_sec").max_series,
+            Some(1)
+        );
+    }
+
+    #[test]
+    fn free_form_anywhere_is_free_form() {
+        let mut a = Attribute {
+            key: "app.kind",
+            values: Some(vec!["a"]),
+        };
+        a.merge(Some(vec!["b", "a"]));
+        assert_eq!(a.values, Some(vec!["a", "b"]));
+        a.merge(None);
+        assert_eq!(a.values, None);
+        a.merge(Some(vec!["c"]));
+        assert_eq!(a.values, None);
+    }
+
+    #[test]
+    fn spec_groups_declare_free_form_attributes_and_fixed_static_ones() {
+        let file = SpecFile::from_json(
+            r#"{"groups": {"app": [{"key": "steps", "name": "app.steps", "kind": "counter",
+                "unit": "{step}", "description": "Steps.", "attributes": ["app.phase"],
+                "static_attributes": {"app.role": "trainer"}}]}}"#,
+        )
+        .unwrap();
+        let set = &spec_sets(&file)[0];
+        let d = &set.descriptors[0];
+        assert_eq!(d.attribute_keys, ["app.phase", "app.role"]);
+        assert_eq!(d.attributes[0].values, None);
+        assert_eq!(d.attributes[1].values, Some(&["trainer"][..]));
+        assert_eq!(d.max_series(), None);
     }
 }

@@ -124,6 +124,49 @@ fn semconv_opt_in_chooses_the_names_generated_for() {
 }
 
 #[test]
+fn fixed_attribute_values_reach_the_catalog_and_the_dashboard() {
+    let catalog: serde_json::Value =
+        serde_json::from_str(&run(&["catalog", "--format", "json", "--set", "gym"])).unwrap();
+    let completed = catalog["sets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|set| set["instruments"].as_array().unwrap())
+        .find(|i| i["name"] == "gym.rollout.completed_total")
+        .unwrap();
+    assert_eq!(
+        completed["attributes"],
+        serde_json::json!([{ "key": "nemo.gym.rollout.outcome", "values": ["success", "failure"] }])
+    );
+    // Either outcome, or none set.
+    assert_eq!(completed["max_series"], 3);
+
+    let md = run(&["catalog", "--set", "gym"]);
+    let row = md
+        .lines()
+        .find(|l| l.starts_with("| `gym.http.retry_total` |"))
+        .unwrap();
+    assert!(
+        row.contains(
+            "| `nemo.gym.http.retry_reason` (`server_disconnected`, `client_os_error`, \
+             `timeout`, `other`); at most 5 series |"
+        ),
+        "{row}"
+    );
+
+    let dashboard: serde_json::Value =
+        serde_json::from_str(&run(&["dashboard", "--set", "gym"])).unwrap();
+    let outcome = dashboard["templating"]["list"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["name"] == "nemo_gym_rollout_outcome")
+        .unwrap();
+    assert_eq!(outcome["type"], "custom");
+    assert_eq!(outcome["query"], "success,failure");
+}
+
+#[test]
 fn bad_arguments_are_errors_naming_the_value() {
     let (_, stderr) = fail(&["catalog", "--format", "yaml"]);
     assert!(
@@ -207,6 +250,12 @@ fn spec_files_add_their_groups() {
     assert_eq!(setup["kind"], "histogram");
     assert_eq!(setup["prometheus"]["family"], "rl_setup_duration_seconds");
     assert_eq!(setup["attribute_keys"][0], "rl.setup.phase");
+    // A spec file names its attributes, not their values.
+    assert_eq!(
+        setup["attributes"],
+        serde_json::json!([{ "key": "rl.setup.phase", "values": null }])
+    );
+    assert_eq!(setup["max_series"], serde_json::Value::Null);
     let rules = run(&["rules", "--spec", &spec("nemo_rl.json")]);
     assert!(
         rules.contains("record: \"nemo_lens:rl_setup_duration_seconds:p99_rate5m\""),

@@ -4,8 +4,8 @@
 //! user's crate. Not public API: anything here may change in any release.
 
 pub use crate::record::{
-    checked, field_attributes, AttributeValue, BoundMap, DropWarnings, KeyPart, Measure, Reject,
-    BOUND_LIMIT,
+    checked, duration_in, field_attributes, AttributeValue, BoundMap, DropWarnings, KeyPart,
+    Measure, Reject, BOUND_LIMIT,
 };
 
 pub use opentelemetry::metrics::{
@@ -15,13 +15,19 @@ pub use opentelemetry::metrics::{
 pub use opentelemetry::{Key, KeyValue, Value};
 
 pub use crate::{
-    pin_histogram_aggregation, Descriptor, HistogramAggregation, InstrumentKind, Instruments,
-    Meter, SemconvGate, SetSlot, ValueType,
+    pin_histogram_aggregation, AttributeDescriptor, Descriptor, HistogramAggregation,
+    InstrumentKind, Instruments, Meter, SemconvGate, SetSlot, ValueType,
 };
 
+pub use crate::attributes::{concat_attributes, concat_keys, keys_disjoint, Attributes};
 pub use ::core::option::Option::{self, None, Some};
 pub use ::core::result::Result::{self, Err, Ok};
 pub use ::std::boxed::Box;
 pub use ::std::sync::OnceLock;
 pub use ::std::vec::Vec;
 pub use opentelemetry as otel;
+
+// What `#[derive(AttributeValue)]` expands to.
+pub use crate::record::FixedAttributeValue;
+pub use ::core::fmt::{Display, Formatter, Result as FmtResult};
+pub use ::core::mem::forget;

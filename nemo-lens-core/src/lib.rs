@@ -8,6 +8,7 @@
 #![warn(missing_docs)]
 
 mod aggregation;
+mod attributes;
 mod cache;
 mod descriptor;
 mod error_debug;
@@ -25,13 +26,14 @@ pub use aggregation::{
     pin_histogram_aggregation, pinned_histogram_aggregation, HistogramAggregation,
     DEFAULT_HISTOGRAM_AGGREGATION,
 };
+pub use attributes::Attributes;
 pub use cache::SetSlot;
-pub use descriptor::{Descriptor, InstrumentKind, ValueType};
+pub use descriptor::{AttributeDescriptor, Descriptor, InstrumentKind, ValueType};
 pub use global::get_meter;
 pub use instruments::Instruments;
 pub use meter::{Meter, WeakMeter};
 pub use prometheus_names::{prometheus_label, PrometheusNames};
-pub use record::{AttributeValue, KeyPart};
+pub use record::{AttributeValue, FixedAttributeValue, KeyPart};
 pub use semconv::{
     SemconvGate, SemconvOptIn, GEN_AI_LATEST_EXPERIMENTAL, SEMCONV_STABILITY_OPT_IN,
 };

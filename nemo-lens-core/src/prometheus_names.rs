@@ -127,6 +127,18 @@ mod tests {
             description: "d",
             buckets: None,
             attribute_keys: &["gen_ai.token.type", "app.kind"],
+            attributes: &[
+                crate::AttributeDescriptor {
+                    key: "gen_ai.token.type",
+                    values: None,
+                    default: None,
+                },
+                crate::AttributeDescriptor {
+                    key: "app.kind",
+                    values: None,
+                    default: None,
+                },
+            ],
             static_attributes: &[],
             semconv: crate::SemconvGate::Always,
             aggregation: None,

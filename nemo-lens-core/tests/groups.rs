@@ -328,6 +328,37 @@ fn a_spec_without_a_description_is_refused_naming_it() {
 }
 
 #[test]
+fn a_unit_outside_ucum_is_refused_with_its_ucum_spelling() {
+    let text = r#"{"groups": {"app": [
+        {"key": "size", "name": "app.request.size", "kind": "histogram", "unit": "bytes",
+         "description": "Size of one request body."},
+        {"key": "rate", "name": "app.generation.rate", "kind": "gauge", "unit": "tokens/s",
+         "description": "Tokens generated per second."},
+        {"key": "read", "name": "app.read", "kind": "counter", "unit": "By",
+         "description": "Bytes read."}
+    ]}}"#;
+    let Err(SpecFileError::Specs { errors, .. }) = SpecFile::from_json(text) else {
+        panic!("refused");
+    };
+    assert_eq!(
+        errors[0].keys_and_rules(),
+        [("size", Rule::Unit), ("rate", Rule::Unit)]
+    );
+    let text = errors[0].to_string();
+    assert!(
+        text.contains("key `size` [unit] unit `bytes` is not UCUM; write `By`"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "key `rate` [unit] unit `tokens/s` is not UCUM; write `{token}/s` (UCUM puts what is \
+             counted in braces)"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
 fn undeclared_attributes_are_left_off_and_the_value_recorded() {
     register_metric_group(
         "gym_env",

@@ -38,10 +38,91 @@
 //! requests outlast them.
 
 use nemo_lens_core::{Instruments, Meter};
-use nemo_lens_macros::Instruments;
+use nemo_lens_macros::{Attributes, Instruments};
 use opentelemetry::StringValue;
 
 use crate::TokenModality;
+
+/// The attributes every GenAI measurement carries, on the server
+/// ([`InferenceMetrics`]) and the client ([`ModelCallMetrics`]) side alike:
+/// `gen_ai.provider.name` (default `nemo`) and, when set and not empty,
+/// `gen_ai.request.model`, `gen_ai.response.model`, `server.address` and
+/// `server.port`. Flattened into both sets, whose setters of the same names
+/// fill it.
+#[derive(Attributes, Default, Debug, Clone)]
+#[attributes(crate = "nemo_lens_core")]
+pub struct GenAiAttributes {
+    /// The requested model, attached as `gen_ai.request.model`.
+    #[attribute("gen_ai.request.model")]
+    pub model: Option<StringValue>,
+
+    /// The model provider, attached as `gen_ai.provider.name`.
+    #[attribute("gen_ai.provider.name", default = "nemo")]
+    pub provider_name: Option<StringValue>,
+
+    /// The model that answered, attached as `gen_ai.response.model`.
+    #[attribute("gen_ai.response.model")]
+    pub response_model: Option<StringValue>,
+
+    /// The server's address, attached as `server.address`.
+    #[attribute("server.address")]
+    pub server_address: Option<StringValue>,
+
+    /// The server's port, attached as the integer `server.port`.
+    #[attribute("server.port")]
+    pub server_port: Option<u16>,
+}
+
+/// The [`GenAiAttributes`] setters on a set that flattens them as `base`, so
+/// that `InferenceMetrics::default().model("m")` reads as before.
+macro_rules! base_setters {
+    ($set:ident) => {
+        impl $set {
+            /// Sets the requested model (`gen_ai.request.model`).
+            #[must_use]
+            #[inline]
+            pub fn model(mut self, value: impl Into<StringValue>) -> Self {
+                self.base.model = Some(value.into());
+                self
+            }
+
+            /// Sets the provider (`gen_ai.provider.name`, default `nemo`).
+            #[must_use]
+            #[inline]
+            pub fn provider_name(mut self, value: impl Into<StringValue>) -> Self {
+                self.base.provider_name = Some(value.into());
+                self
+            }
+
+            /// Sets the model that answered (`gen_ai.response.model`).
+            #[must_use]
+            #[inline]
+            pub fn response_model(mut self, value: impl Into<StringValue>) -> Self {
+                self.base.response_model = Some(value.into());
+                self
+            }
+
+            /// Sets the server's address (`server.address`).
+            #[must_use]
+            #[inline]
+            pub fn server_address(mut self, value: impl Into<StringValue>) -> Self {
+                self.base.server_address = Some(value.into());
+                self
+            }
+
+            /// Sets the server's port (`server.port`).
+            #[must_use]
+            #[inline]
+            pub fn server_port(mut self, value: u16) -> Self {
+                self.base.server_port = Some(value);
+                self
+            }
+        }
+    };
+}
+
+base_setters!(InferenceMetrics);
+base_setters!(ModelCallMetrics);
 
 /// One inference request as a server sees it: `record_inference_metrics` of
 /// Python nemo-lens, plus the rest of the GenAI server vocabulary.
@@ -169,29 +250,13 @@ pub struct InferenceMetrics {
     )]
     pub time_per_output_token_s: Option<f64>,
 
-    /// The requested model, attached as `gen_ai.request.model`.
-    #[attribute("gen_ai.request.model")]
-    pub model: Option<StringValue>,
+    /// The model, provider and server, on every measurement.
+    #[flatten]
+    pub base: GenAiAttributes,
 
     /// The operation, attached as `gen_ai.operation.name`.
     #[attribute("gen_ai.operation.name", default = "text_completion")]
     pub operation_name: Option<StringValue>,
-
-    /// The serving provider, attached as `gen_ai.provider.name`.
-    #[attribute("gen_ai.provider.name", default = "nemo")]
-    pub provider_name: Option<StringValue>,
-
-    /// The model that answered, attached as `gen_ai.response.model`.
-    #[attribute("gen_ai.response.model")]
-    pub response_model: Option<StringValue>,
-
-    /// The server's address, attached as `server.address`.
-    #[attribute("server.address")]
-    pub server_address: Option<StringValue>,
-
-    /// The server's port, attached as the integer `server.port`.
-    #[attribute("server.port")]
-    pub server_port: Option<u16>,
 
     /// Why the request failed (`timeout`, `cancelled`, an HTTP status, ...),
     /// attached as `error.type` to the request duration (and, with the
@@ -366,29 +431,13 @@ pub struct ModelCallMetrics {
     )]
     pub reasoning_output_tokens: Option<u64>,
 
-    /// The requested model, attached as `gen_ai.request.model`.
-    #[attribute("gen_ai.request.model")]
-    pub model: Option<StringValue>,
+    /// The model, provider and server, on every measurement.
+    #[flatten]
+    pub base: GenAiAttributes,
 
     /// The operation, attached as `gen_ai.operation.name`.
     #[attribute("gen_ai.operation.name", default = "chat")]
     pub operation_name: Option<StringValue>,
-
-    /// The model provider, attached as `gen_ai.provider.name`.
-    #[attribute("gen_ai.provider.name", default = "nemo")]
-    pub provider_name: Option<StringValue>,
-
-    /// The model that answered, attached as `gen_ai.response.model`.
-    #[attribute("gen_ai.response.model")]
-    pub response_model: Option<StringValue>,
-
-    /// The server called, attached as `server.address`.
-    #[attribute("server.address")]
-    pub server_address: Option<StringValue>,
-
-    /// The port called, attached as the integer `server.port`.
-    #[attribute("server.port")]
-    pub server_port: Option<u16>,
 
     /// Why the call failed, attached as `error.type` to the operation
     /// duration (and, with the draft's names, to the per-call token

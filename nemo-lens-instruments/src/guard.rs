@@ -96,6 +96,23 @@ impl<S: Ended> Drop for Guard<S> {
 /// that a literal port (`8000`) needs no suffix.
 macro_rules! guard_setters {
     () => {};
+    // A field of the flattened group `$group`.
+    ($(#[$doc:meta])* $name:ident in $group:ident: into $ty:ty; $($rest:tt)*) => {
+        $(#[$doc])*
+        pub fn $name(mut self, value: impl Into<$ty>) -> Self {
+            self.guard.metrics.$group.$name = Some(value.into());
+            self
+        }
+        guard_setters!($($rest)*);
+    };
+    ($(#[$doc:meta])* $name:ident in $group:ident: $ty:ty; $($rest:tt)*) => {
+        $(#[$doc])*
+        pub fn $name(mut self, value: $ty) -> Self {
+            self.guard.metrics.$group.$name = Some(value);
+            self
+        }
+        guard_setters!($($rest)*);
+    };
     ($(#[$doc:meta])* $name:ident: into $ty:ty; $($rest:tt)*) => {
         $(#[$doc])*
         pub fn $name(mut self, value: impl Into<$ty>) -> Self {

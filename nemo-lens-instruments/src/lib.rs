@@ -19,11 +19,10 @@ mod request;
 pub mod rl;
 pub mod serving;
 mod timing;
-mod wire_enum;
 
 pub use genai::{
-    record_inference_metrics, InferenceMetrics, InferenceMetricsSet, ModelCallMetrics,
-    ModelCallMetricsSet,
+    record_inference_metrics, GenAiAttributes, InferenceMetrics, InferenceMetricsSet,
+    ModelCallMetrics, ModelCallMetricsSet,
 };
 pub use guard::DROPPED_ERROR_TYPE;
 pub use modality::TokenModality;

@@ -1,6 +1,6 @@
 //! [`TokenModality`]: the `gen_ai.token.modality` values.
 
-use crate::wire_enum::wire_enum;
+use nemo_lens_macros::AttributeValue;
 
 /// What kind of tokens a usage count is of: `gen_ai.token.modality` on the
 /// token counters of the GenAI conventions' current draft (recorded with
@@ -9,7 +9,8 @@ use crate::wire_enum::wire_enum;
 ///
 /// The draft lists these values; an enum keeps a value a client sends from
 /// turning into a new series.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[derive(AttributeValue, Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[attribute_value(crate = "::nemo_lens_core", rename_all = "snake_case")]
 pub enum TokenModality {
     /// Text tokens.
     #[default]
@@ -21,10 +22,3 @@ pub enum TokenModality {
     /// The provider does not break usage down by modality.
     Unknown,
 }
-
-wire_enum!(TokenModality {
-    Text => "text",
-    Image => "image",
-    Audio => "audio",
-    Unknown => "unknown",
-});

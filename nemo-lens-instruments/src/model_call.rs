@@ -69,17 +69,17 @@ impl ModelCall {
 
     guard_setters! {
         /// Sets the requested model (`gen_ai.request.model`).
-        model: into StringValue;
+        model in base: into StringValue;
         /// Sets the model provider (`gen_ai.provider.name`, default `nemo`).
-        provider_name: into StringValue;
+        provider_name in base: into StringValue;
         /// Sets the operation (`gen_ai.operation.name`, default `chat`).
         operation_name: into StringValue;
         /// Sets the model that answered (`gen_ai.response.model`).
-        response_model: into StringValue;
+        response_model in base: into StringValue;
         /// Sets the address called (`server.address`).
-        server_address: into StringValue;
+        server_address in base: into StringValue;
         /// Sets the port called (`server.port`).
-        server_port: u16;
+        server_port in base: u16;
         /// Sets the number of prompt tokens.
         input_tokens: u64;
         /// Sets the number of output tokens, as the response reports them.

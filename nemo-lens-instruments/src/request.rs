@@ -69,17 +69,17 @@ impl InferenceRequest {
 
     guard_setters! {
         /// Sets the requested model (`gen_ai.request.model`).
-        model: into StringValue;
+        model in base: into StringValue;
         /// Sets the serving provider (`gen_ai.provider.name`, default `nemo`).
-        provider_name: into StringValue;
+        provider_name in base: into StringValue;
         /// Sets the operation (`gen_ai.operation.name`, default `text_completion`).
         operation_name: into StringValue;
         /// Sets the model that answered (`gen_ai.response.model`).
-        response_model: into StringValue;
+        response_model in base: into StringValue;
         /// Sets the server's address (`server.address`).
-        server_address: into StringValue;
+        server_address in base: into StringValue;
         /// Sets the server's port (`server.port`).
-        server_port: u16;
+        server_port in base: u16;
         /// Sets the number of prompt tokens.
         input_tokens: u64;
         /// Sets how many prompt tokens were served from the prefix cache

@@ -58,6 +58,18 @@ const _: () = {
                 description: "Call duration.",
                 buckets: ::nemo_lens::__private::None,
                 attribute_keys: &["app.model", "error.type"],
+                attributes: &[
+                    ::nemo_lens::__private::AttributeDescriptor {
+                        key: "app.model",
+                        values: <String as ::nemo_lens::__private::AttributeValue>::FIXED_VALUES,
+                        default: ::nemo_lens::__private::None,
+                    },
+                    ::nemo_lens::__private::AttributeDescriptor {
+                        key: "error.type",
+                        values: <&'static str as ::nemo_lens::__private::AttributeValue>::FIXED_VALUES,
+                        default: ::nemo_lens::__private::None,
+                    },
+                ],
                 static_attributes: &[],
                 semconv: ::nemo_lens::__private::SemconvGate::Always,
                 aggregation: ::nemo_lens::__private::None,
@@ -71,6 +83,13 @@ const _: () = {
                 description: "Bytes received.",
                 buckets: ::nemo_lens::__private::None,
                 attribute_keys: &["app.model"],
+                attributes: &[
+                    ::nemo_lens::__private::AttributeDescriptor {
+                        key: "app.model",
+                        values: <String as ::nemo_lens::__private::AttributeValue>::FIXED_VALUES,
+                        default: ::nemo_lens::__private::None,
+                    },
+                ],
                 static_attributes: &[],
                 semconv: ::nemo_lens::__private::SemconvGate::Always,
                 aggregation: ::nemo_lens::__private::None,

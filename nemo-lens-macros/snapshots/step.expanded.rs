@@ -59,6 +59,7 @@ const _: () = {
                 description: "Training loss.",
                 buckets: ::nemo_lens::__private::None,
                 attribute_keys: &[],
+                attributes: &[],
                 static_attributes: &[],
                 semconv: ::nemo_lens::__private::SemconvGate::Always,
                 aggregation: ::nemo_lens::__private::None,
@@ -72,6 +73,13 @@ const _: () = {
                 description: "Tokens seen.",
                 buckets: ::nemo_lens::__private::None,
                 attribute_keys: &["phase"],
+                attributes: &[
+                    ::nemo_lens::__private::AttributeDescriptor {
+                        key: "phase",
+                        values: ::nemo_lens::__private::Some(&["train"]),
+                        default: ::nemo_lens::__private::Some("train"),
+                    },
+                ],
                 static_attributes: &[("phase", "train")],
                 semconv: ::nemo_lens::__private::SemconvGate::Always,
                 aggregation: ::nemo_lens::__private::None,

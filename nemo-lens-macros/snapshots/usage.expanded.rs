@@ -62,6 +62,7 @@ const _: () = {
                 description: "Tokens used.",
                 buckets: ::nemo_lens::__private::None,
                 attribute_keys: &[],
+                attributes: &[],
                 static_attributes: &[],
                 semconv: ::nemo_lens::__private::SemconvGate::UntilOptIn("app_latest"),
                 aggregation: ::nemo_lens::__private::None,
@@ -75,6 +76,13 @@ const _: () = {
                 description: "Tokens used, as a sum.",
                 buckets: ::nemo_lens::__private::None,
                 attribute_keys: &["app.modality"],
+                attributes: &[
+                    ::nemo_lens::__private::AttributeDescriptor {
+                        key: "app.modality",
+                        values: <&'static str as ::nemo_lens::__private::AttributeValue>::FIXED_VALUES,
+                        default: ::nemo_lens::__private::Some("text"),
+                    },
+                ],
                 static_attributes: &[],
                 semconv: ::nemo_lens::__private::SemconvGate::OptIn("app_latest"),
                 aggregation: ::nemo_lens::__private::None,

@@ -8,7 +8,7 @@ use syn::Ident;
 
 use crate::kind::{Aggregation, FieldType, InstrumentKind, ValueType};
 use crate::model::GateKind;
-use crate::model::{AttributeDecl, Container, Field, InstrumentDecl};
+use crate::model::{AttributeDecl, Container, Field, FlattenDecl, InstrumentDecl};
 
 /// A declaration that passed every rule, ready to expand.
 pub struct Checked<'a> {
@@ -20,6 +20,14 @@ pub struct Checked<'a> {
     pub measures: Vec<Measured<'a>>,
     /// `#[attribute]` fields, in declaration order.
     pub attributes: Vec<Attached<'a>>,
+    /// `#[flatten]` fields (attribute groups), in declaration order.
+    pub flattened: Vec<Flattened<'a>>,
+}
+
+/// A `#[flatten]` field: a struct deriving `Attributes`.
+pub struct Flattened<'a> {
+    pub field: &'a Field,
+    pub decl: &'a FlattenDecl,
 }
 
 /// One OpenTelemetry instrument, shared by every field that names it.
@@ -49,6 +57,8 @@ pub struct Measured<'a> {
     /// Indices into [`Checked::attributes`] of the attributes this field's
     /// measurements carry, in declaration order.
     pub attributes: Vec<usize>,
+    /// Indices into [`Checked::flattened`] of the groups they carry.
+    pub flattened: Vec<usize>,
 }
 
 impl Measured<'_> {
@@ -60,10 +70,11 @@ impl Measured<'_> {
             .map(|a| (a.key.value(), a.value.value()))
     }
 
-    /// Whether some `#[attribute]` of the struct is not attached to this
-    /// field (an `only(..)` that leaves it out).
+    /// Whether some `#[attribute]` or flattened group of the struct is not
+    /// attached to this field (an `only(..)` that leaves it out).
     pub fn is_scoped(&self, checked: &Checked) -> bool {
         self.attributes.len() != checked.attributes.len()
+            || self.flattened.len() != checked.flattened.len()
     }
 }
 
@@ -80,18 +91,14 @@ impl Attached<'_> {
 }
 
 impl Checked<'_> {
+    /// Whether measurements carry attributes that vary per record (fields
+    /// or flattened groups), so the set keys its bound handles by them.
+    pub fn has_attributes(&self) -> bool {
+        !self.attributes.is_empty() || !self.flattened.is_empty()
+    }
+
     /// The instrument `m` records into.
     pub fn instrument_of(&self, m: &Measured) -> &Instrument<'_> {
         &self.instruments[m.instrument]
-    }
-
-    /// Keys of every attribute a measurement of `m` may carry: the struct's
-    /// attributes that apply to it, then its static attributes.
-    pub fn attribute_keys(&self, m: &Measured) -> Vec<String> {
-        m.attributes
-            .iter()
-            .map(|&a| self.attributes[a].key())
-            .chain(m.static_attrs().map(|(k, _)| k))
-            .collect()
     }
 }

@@ -112,25 +112,36 @@ impl ValueType {
     }
 }
 
-/// A Rust number type a measured field may hold: one number, or a `Vec` of
-/// them (several values of one histogram, recorded with one look-up).
+/// A Rust type a measured field may hold: a number or a `Duration`, one or a
+/// `Vec` of them (several values of one histogram, recorded with one
+/// look-up).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct FieldType {
-    /// The number type as written, e.g. `f32`.
+    /// The type as written, e.g. `f32` or `Duration`.
     pub rust: &'static str,
     /// What the SDK records it as.
     pub value: ValueType,
-    /// `Vec<number>`: each value is recorded.
+    /// `Vec<..>`: each value is recorded.
     pub repeated: bool,
+    /// A `std::time::Duration`, recorded as an `f64` in the declared unit.
+    pub duration: bool,
 }
 
 impl FieldType {
-    pub const SUPPORTED: [&'static str; 11] = [
-        "f64", "f32", "u64", "u32", "u16", "u8", "usize", "i64", "i32", "i16", "i8",
+    pub const SUPPORTED: [&'static str; 12] = [
+        "f64", "f32", "u64", "u32", "u16", "u8", "usize", "i64", "i32", "i16", "i8", "Duration",
     ];
 
     pub fn from_rust(name: &str, repeated: bool) -> Option<FieldType> {
         let rust = *Self::SUPPORTED.iter().find(|s| **s == name)?;
+        if rust == "Duration" {
+            return Some(FieldType {
+                rust,
+                value: ValueType::F64,
+                repeated,
+                duration: true,
+            });
+        }
         let value = match rust.as_bytes()[0] {
             b'f' => ValueType::F64,
             b'u' => ValueType::U64,
@@ -140,8 +151,25 @@ impl FieldType {
             rust,
             value,
             repeated,
+            duration: false,
         })
     }
+}
+
+/// Nanoseconds in one of a duration unit: what a `Duration` field is divided
+/// by to be recorded in its instrument's unit. `None` for a unit that is not
+/// a duration. Whole numbers, so `1.5 ms` is recorded as exactly `1.5`.
+pub fn nanos_per(unit: &str) -> Option<u64> {
+    Some(match unit {
+        "ns" => 1,
+        "us" => 1_000,
+        "ms" => 1_000_000,
+        "s" => 1_000_000_000,
+        "min" => 60_000_000_000,
+        "h" => 3_600_000_000_000,
+        "d" => 86_400_000_000_000,
+        _ => return None,
+    })
 }
 
 /// The aggregation a histogram declaration pins, named as

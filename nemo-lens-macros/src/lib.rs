@@ -12,15 +12,20 @@
 //! [`kind`] holds the vocabulary every stage shares, [`ctxt`] collects errors
 //! (each spanned on the whole offending node, all reported together) and
 //! [`messages`] the text they share.
+//!
+//! [`attribute_value`] is the `#[derive(AttributeValue)]` macro, split the
+//! same way and sharing [`ctxt`] and [`messages`].
 
 #![warn(missing_docs)]
 // The stage links are for maintainers, who read this crate with
 // `cargo doc --document-private-items`.
 #![allow(rustdoc::private_intra_doc_links)]
 
+mod attribute_value;
 mod checked;
 mod ctxt;
 mod expand;
+mod group;
 mod kind;
 mod messages;
 mod model;
@@ -33,9 +38,34 @@ use syn::{parse_macro_input, DeriveInput};
 /// Derives `nemo_lens::Instruments`; see the `nemo-lens` crate documentation.
 #[proc_macro_derive(
     Instruments,
-    attributes(instruments, gauge, histogram, counter, up_down_counter, attribute)
+    attributes(
+        instruments,
+        gauge,
+        histogram,
+        counter,
+        up_down_counter,
+        attribute,
+        flatten
+    )
 )]
 pub fn derive_instruments(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
     expand::derive(&input).into()
+}
+
+/// Derives `nemo_lens::AttributeValue` for a field-less enum; see the
+/// `nemo-lens` crate documentation.
+#[proc_macro_derive(AttributeValue, attributes(attribute_value))]
+pub fn derive_attribute_value(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    attribute_value::derive(&input).into()
+}
+
+/// Derives `nemo_lens::Attributes` for a struct of `#[attribute("key")]`
+/// fields, which `Instruments` structs `#[flatten]`; see the `nemo-lens`
+/// crate documentation.
+#[proc_macro_derive(Attributes, attributes(attributes, attribute))]
+pub fn derive_attributes(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    group::derive(&input).into()
 }

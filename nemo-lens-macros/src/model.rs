@@ -39,6 +39,16 @@ pub enum Role {
     Instruments(Vec<InstrumentDecl>),
     /// `#[attribute(..)]`: the field's value is attached to measurements.
     Attribute(AttributeDecl),
+    /// `#[flatten]`: the field is a group deriving `Attributes`, whose
+    /// attributes are attached to measurements.
+    Flatten(FlattenDecl),
+}
+
+/// `#[flatten]` or `#[flatten(only(..))]` on a field.
+pub struct FlattenDecl {
+    /// The measured fields and instruments the group is attached to; `None`
+    /// for all of them.
+    pub only: Option<Vec<Only>>,
 }
 
 /// `#[histogram("name", unit = "s", ..)]` on a field.
@@ -55,6 +65,9 @@ pub struct InstrumentDecl {
     pub attrs: Vec<StaticAttr>,
     /// The `unit_in_name` flag: the name spells its unit on purpose.
     pub unit_in_name: Option<Ident>,
+    /// The `start_at_zero` flag: `T::start_at_zero(&meter)` creates every
+    /// series of this counter at 0.
+    pub start_at_zero: Option<Ident>,
     /// The number type, `None` when the field type is not a supported number.
     pub field_type: Option<FieldType>,
     /// `opt_in = ".."` or `until_opt_in = ".."`.

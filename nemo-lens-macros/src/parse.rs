@@ -18,17 +18,18 @@ use crate::ctxt::Ctxt;
 use crate::kind::{FieldType, InstrumentKind};
 use crate::messages;
 use crate::model::{
-    AttributeDecl, Buckets, Container, Field, GateDecl, GateKind, InstrumentDecl, Only, Role,
-    StaticAttr,
+    AttributeDecl, Buckets, Container, Field, FlattenDecl, GateDecl, GateKind, InstrumentDecl,
+    Only, Role, StaticAttr,
 };
 
 const CONTAINER_KEYS: [&str; 3] = ["prefix", "crate", "setters"];
-const INSTRUMENT_KEYS: [&str; 8] = [
+const INSTRUMENT_KEYS: [&str; 9] = [
     "unit",
     "description",
     "buckets",
     "attr",
     "unit_in_name",
+    "start_at_zero",
     "opt_in",
     "until_opt_in",
     "aggregation",
@@ -179,7 +180,10 @@ fn field(cx: &mut Ctxt, field: &syn::Field) -> Option<Field> {
             match (&mut role, parsed) {
                 // A field may feed several instruments; not an attribute too.
                 (Some(Role::Instruments(decls)), Some(decl)) => decls.push(decl),
-                (Some(Role::Attribute(_)), _) => already_declared(cx, attr, &ident, "attribute"),
+                (Some(existing @ (Role::Attribute(_) | Role::Flatten(_))), _) => {
+                    let existing = role_name(existing);
+                    already_declared(cx, attr, &ident, existing)
+                }
                 (None, Some(decl)) => role = Some(Role::Instruments(vec![decl])),
                 (_, None) => broken = true,
             }
@@ -197,10 +201,21 @@ fn field(cx: &mut Ctxt, field: &syn::Field) -> Option<Field> {
                 (None, Some(decl)) => role = Some(Role::Attribute(decl)),
                 (None, None) => broken = true,
             }
+        } else if name == "flatten" {
+            let parsed = flatten(cx, attr);
+            match (&role, parsed) {
+                (Some(existing), _) => already_declared(cx, attr, &ident, role_name(existing)),
+                (None, Some(decl)) => role = Some(Role::Flatten(decl)),
+                (None, None) => broken = true,
+            }
         }
     }
 
-    let inner_ty = option_inner(&field.ty);
+    // A flattened group is a struct, set whole; the rest are optional.
+    let inner_ty = match role {
+        Some(Role::Flatten(_)) => Some(&field.ty),
+        _ => option_inner(&field.ty),
+    };
     if inner_ty.is_none() {
         cx.error(
             &field.ty,
@@ -253,6 +268,40 @@ fn role_name(role: &Role) -> &'static str {
     match role {
         Role::Instruments(decls) => decls.first().map_or("gauge", |d| d.kind.attr_name()),
         Role::Attribute(_) => "attribute",
+        Role::Flatten(_) => "flatten",
+    }
+}
+
+/// `#[flatten]`, or `#[flatten(only(field, "instrument", ..))]`.
+fn flatten(cx: &mut Ctxt, attr: &syn::Attribute) -> Option<FlattenDecl> {
+    let mut decl = FlattenDecl { only: None };
+    if matches!(attr.meta, Meta::Path(_)) {
+        return Some(decl);
+    }
+    let result = attr.parse_nested_meta(|meta| {
+        if !meta.path.is_ident("only") {
+            let key = meta.path.to_token_stream().to_string();
+            return Err(meta.error(messages::unknown("#[flatten] key", &key, &["only"])));
+        }
+        let content;
+        syn::parenthesized!(content in meta.input);
+        let targets = content.parse_terminated(<Only as syn::parse::Parse>::parse, Token![,])?;
+        if targets.is_empty() {
+            return Err(meta.error(
+                "only(..) lists the measurement fields (or \"instrument\" names) the group is \
+                 attached to, and lists none; name at least one, or write #[flatten] to attach it \
+                 to all",
+            ));
+        }
+        decl.only = Some(targets.into_iter().collect());
+        Ok(())
+    });
+    match result {
+        Ok(()) => Some(decl),
+        Err(error) => {
+            cx.syn_error(error);
+            None
+        }
     }
 }
 
@@ -271,6 +320,7 @@ fn instrument(
         attrs: Vec::new(),
         field_type: None,
         unit_in_name: None,
+        start_at_zero: None,
         gate: None,
         aggregation: None,
     };
@@ -323,20 +373,29 @@ fn instrument_args(
             if keys.first(cx, "attr", quote!(#key #group)) {
                 decl.attrs = pairs;
             }
-        } else if key == "unit_in_name" {
-            // A flag, not `= true`: there is no reason to write `= false`.
+        } else if key == "unit_in_name" || key == "start_at_zero" {
+            // Flags, not `= true`: there is no reason to write `= false`.
             if input.peek(Token![=]) {
                 let eq: Token![=] = input.parse()?;
                 let value: Expr = input.parse()?;
+                let example = if key == "unit_in_name" {
+                    "#[histogram(\"app.latency_ms\", unit = \"ms\", unit_in_name)]"
+                } else {
+                    "#[counter(\"app.rollout.finished\", unit = \"{rollout}\", start_at_zero)]"
+                };
                 cx.error(
                     quote!(#key #eq #value),
-                    "`unit_in_name` is a flag: write it alone, e.g. \
-                     #[histogram(\"app.latency_ms\", unit = \"ms\", unit_in_name)]",
+                    format!("`{key}` is a flag: write it alone, e.g. {example}"),
                 );
             }
-            // Taken as set either way, so the name is not reported as well.
-            if keys.first(cx, "unit_in_name", &key) {
-                decl.unit_in_name = Some(key);
+            // Taken as set either way, so nothing else is reported as well.
+            let name = key.to_string();
+            if keys.first(cx, &name, &key) {
+                if name == "unit_in_name" {
+                    decl.unit_in_name = Some(key);
+                } else {
+                    decl.start_at_zero = Some(key);
+                }
             }
         } else {
             let eq: Token![=] = input.parse()?;
@@ -415,7 +474,7 @@ fn static_attrs(input: ParseStream) -> syn::Result<Vec<StaticAttr>> {
     Ok(pairs.into_iter().collect())
 }
 
-fn attribute(cx: &mut Ctxt, attr: &syn::Attribute) -> Option<AttributeDecl> {
+pub(crate) fn attribute(cx: &mut Ctxt, attr: &syn::Attribute) -> Option<AttributeDecl> {
     let parser = |input: ParseStream| -> syn::Result<AttributeDecl> {
         let key: LitStr = input.parse().map_err(|e| {
             syn::Error::new(
@@ -533,7 +592,7 @@ fn number_literal(expr: &Expr) -> Option<f64> {
 
 /// `T` of `Option<T>`, also when written `std::option::Option<T>` or
 /// `::core::option::Option<T>`.
-fn option_inner(ty: &Type) -> Option<&Type> {
+pub(crate) fn option_inner(ty: &Type) -> Option<&Type> {
     generic_inner(
         ty,
         "Option",

@@ -7,9 +7,9 @@ use nemo_lens_naming::rules;
 use quote::ToTokens;
 use syn::LitStr;
 
-use crate::checked::{Attached, Checked, Instrument, Measured};
+use crate::checked::{Attached, Checked, Flattened, Instrument, Measured};
 use crate::ctxt::Ctxt;
-use crate::kind::{Aggregation, FieldType, InstrumentKind, ValueType};
+use crate::kind::{self, Aggregation, FieldType, InstrumentKind, ValueType};
 use crate::messages;
 use crate::model::{Container, Field, GateDecl, GateKind, InstrumentDecl, Only, Role};
 
@@ -20,6 +20,7 @@ pub fn check<'a>(cx: &mut Ctxt, container: &'a Container) -> Checked<'a> {
         instruments: Vec::new(),
         measures: Vec::new(),
         attributes: Vec::new(),
+        flattened: Vec::new(),
     };
     let measured_fields: Vec<String> = container
         .fields
@@ -33,6 +34,10 @@ pub fn check<'a>(cx: &mut Ctxt, container: &'a Container) -> Checked<'a> {
             attribute_key(cx, &decl.key, &mut struct_keys, &[]);
             check_only_fields(cx, decl.only.as_deref(), &measured_fields);
             checked.attributes.push(Attached { field, decl });
+        }
+        if let Role::Flatten(decl) = &field.role {
+            check_only_fields(cx, decl.only.as_deref(), &measured_fields);
+            checked.flattened.push(Flattened { field, decl });
         }
     }
     for field in &container.fields {
@@ -51,7 +56,12 @@ pub fn check<'a>(cx: &mut Ctxt, container: &'a Container) -> Checked<'a> {
 /// One place for the attribute-key rules, for `#[attribute]` fields and for
 /// `attr(..)` pairs alike: not empty, not repeated in `seen`, not one of
 /// `struct_keys` (the struct's `#[attribute]` keys, when checking a pair).
-fn attribute_key(cx: &mut Ctxt, key: &LitStr, seen: &mut Vec<String>, struct_keys: &[String]) {
+pub(crate) fn attribute_key(
+    cx: &mut Ctxt,
+    key: &LitStr,
+    seen: &mut Vec<String>,
+    struct_keys: &[String],
+) {
     let value = key.value();
     if value.is_empty() {
         cx.error(key, "attribute keys must not be empty");
@@ -102,8 +112,13 @@ fn check_only_instruments(cx: &mut Ctxt, checked: &Checked) {
         .iter()
         .map(|i| i.name.as_str())
         .collect();
-    for attached in &checked.attributes {
-        let Some(only) = &attached.decl.only else {
+    let scopes = checked
+        .attributes
+        .iter()
+        .map(|a| &a.decl.only)
+        .chain(checked.flattened.iter().map(|g| &g.decl.only));
+    for only in scopes {
+        let Some(only) = only else {
             continue;
         };
         let mut seen: Vec<String> = Vec::new();
@@ -216,20 +231,34 @@ fn measured<'a>(
             checked.instruments.len() - 1
         }
     };
+    if let Some(field_type) = field_type.filter(|t| t.duration) {
+        check_duration_unit(cx, field, decl, &checked.instruments[index], field_type);
+    }
     let instrument = &checked.instruments[index].name;
-    let attributes = checked
+    let attributes: Vec<usize> = checked
         .attributes
         .iter()
         .enumerate()
         .filter(|(_, a)| attaches(a.decl.only.as_deref(), field, instrument))
         .map(|(i, _)| i)
         .collect();
+    let flattened: Vec<usize> = checked
+        .flattened
+        .iter()
+        .enumerate()
+        .filter(|(_, g)| attaches(g.decl.only.as_deref(), field, instrument))
+        .map(|(i, _)| i)
+        .collect();
+    if let Some(flag) = &decl.start_at_zero {
+        check_start_at_zero(cx, checked, decl, flag, instrument, &attributes);
+    }
     Some(Measured {
         field,
         decl,
         field_type: field_type?,
         instrument: index,
         attributes,
+        flattened,
     })
 }
 
@@ -410,6 +439,120 @@ fn description(cx: &mut Ctxt, field: &Field, decl: &InstrumentDecl) -> Option<St
     }
 }
 
+/// `start_at_zero` creates one series per combination of the measure's
+/// attribute values, so it needs a sum (a gauge or histogram at 0 would be a
+/// made-up measurement) and attributes with a fixed set of values. Types
+/// known to be free-form are refused here, naming the attribute; any other
+/// type must implement `FixedAttributeValue`, which the expansion requires.
+fn check_start_at_zero(
+    cx: &mut Ctxt,
+    checked: &Checked,
+    decl: &InstrumentDecl,
+    flag: &syn::Ident,
+    instrument: &str,
+    attributes: &[usize],
+) {
+    if !matches!(
+        decl.kind,
+        InstrumentKind::Counter | InstrumentKind::UpDownCounter
+    ) {
+        cx.error(
+            flag,
+            format!(
+                "`start_at_zero` is for counters and up_down_counters, not a {}: a sum at 0 is \
+                 true before the first event, but a {} at 0 would be a measurement that never \
+                 happened; remove it",
+                decl.kind.attr_name(),
+                decl.kind.attr_name()
+            ),
+        );
+        return;
+    }
+    for &a in attributes {
+        let attached = &checked.attributes[a];
+        if let Some(ty) = free_form(&attached.field.inner_ty) {
+            cx.error(
+                flag,
+                format!(
+                    "`start_at_zero` creates one series of `{instrument}` per combination of its \
+                     attribute values, but attribute `{}` (field `{}`) is a `{ty}`, which has no \
+                     fixed set of values: make it an enum deriving `AttributeValue`, leave it off \
+                     this instrument with `only(..)`, or remove `start_at_zero`",
+                    attached.key(),
+                    attached.field.ident
+                ),
+            );
+        }
+    }
+}
+
+/// The name of a type known to take any value (text and numbers), as written.
+fn free_form(ty: &syn::Type) -> Option<String> {
+    let text = messages::display_type(ty);
+    let last = text
+        .rsplit("::")
+        .next()
+        .unwrap_or(&text)
+        .trim_start_matches('&');
+    let base = last.split('<').next().unwrap_or(last).trim();
+    let free = [
+        "String",
+        "str",
+        "'static str",
+        "Cow",
+        "Arc",
+        "Rc",
+        "Box",
+        "StringValue",
+        "f64",
+        "f32",
+        "u64",
+        "u32",
+        "u16",
+        "u8",
+        "usize",
+        "i64",
+        "i32",
+        "i16",
+        "i8",
+        "isize",
+    ];
+    free.contains(&base).then_some(text)
+}
+
+/// A `Duration` is converted to the instrument's unit, which must be one.
+fn check_duration_unit(
+    cx: &mut Ctxt,
+    field: &Field,
+    decl: &InstrumentDecl,
+    instrument: &Instrument,
+    field_type: FieldType,
+) {
+    if kind::nanos_per(&instrument.unit).is_some() {
+        return;
+    }
+    let units = nemo_lens_naming::DURATION_UNITS.join("`, `");
+    let message = if instrument.unit.is_empty() {
+        format!(
+            "field `{}` is a `{}`, recorded in the instrument's unit, and `{}` declares none: add \
+             one of `{units}`, e.g. unit = \"s\"",
+            field.ident,
+            messages::display_type(&field.inner_ty),
+            instrument.name
+        )
+    } else {
+        format!(
+            "field `{}` is a `{}`, recorded in the instrument's unit, but `{}` is not a duration \
+             unit: use one of `{units}`, or make the field a number (`f64`) in `{}`",
+            field.ident, field_type.rust, instrument.unit, instrument.unit
+        )
+    };
+    match &decl.unit {
+        Some(unit) => cx.error(unit, message),
+        None => cx.error(&field.inner_ty, message),
+    }
+}
+
 fn field_type(cx: &mut Ctxt, field: &Field, decl: &InstrumentDecl) -> Option<FieldType> {
     let ty = &field.inner_ty;
     let Some(field_type) = decl.field_type else {
@@ -417,15 +560,40 @@ fn field_type(cx: &mut Ctxt, field: &Field, decl: &InstrumentDecl) -> Option<Fie
             ty,
             format!(
                 "unsupported value type `{}` for field `{}`: instruments record numbers, one of {} \
-                 (a histogram also takes a `Vec` of them); to attach text to every measurement, \
-                 mark the field #[attribute(\"key\")] instead",
+                 (a histogram also takes a `Duration`, and a `Vec` of either); to attach text to \
+                 every measurement, mark the field #[attribute(\"key\")] instead",
                 messages::display_type(ty),
                 field.ident,
-                FieldType::SUPPORTED.join(", ")
+                FieldType::SUPPORTED[..FieldType::SUPPORTED.len() - 1].join(", ")
             ),
         );
         return None;
     };
+    let gauge_with_duration_unit = decl.kind == InstrumentKind::Gauge
+        && decl
+            .unit
+            .as_ref()
+            .is_some_and(|u| kind::nanos_per(&u.value()).is_some());
+    if field_type.duration && gauge_with_duration_unit {
+        // The duration-unit-on-a-gauge rule says it already, on the unit.
+        return None;
+    }
+    if field_type.duration && decl.kind != InstrumentKind::Histogram {
+        cx.error(
+            ty,
+            format!(
+                "a `Duration` belongs on a histogram, not {} {}: {}; make it \
+                 #[histogram(\"name\", unit = \"s\")] (or \"ms\", ..), or record a number",
+                if decl.kind == InstrumentKind::UpDownCounter { "an" } else { "a" },
+                decl.kind.attr_name(),
+                match decl.kind {
+                    InstrumentKind::Gauge => "a gauge keeps only the last value and loses the percentiles",
+                    _ => "a sum of durations is a histogram's `_sum`, which comes with the count and the percentiles",
+                }
+            ),
+        );
+        return None;
+    }
     if field_type.repeated && decl.kind != InstrumentKind::Histogram {
         cx.error(
             ty,

@@ -9,7 +9,7 @@
 //! `nemo-lens-core` compare them with what a live endpoint exports for every
 //! built-in instrument, so a change upstream shows up as a failing test.
 //!
-//! [`rules`] holds the rules a declaration follows (names, units, buckets,
+//! [`rules`] holds the rules a declaration follows (names, UCUM units, buckets,
 //! durations not on gauges, units spelled in names), shared by the derive
 //! and runtime metric groups so both refuse exactly the same things.
 //!
@@ -20,6 +20,7 @@
 use std::borrow::Cow;
 
 pub mod rules;
+mod ucum;
 
 /// Appended to counter (monotonic sum) names by the exporter.
 pub const COUNTER_SUFFIX: &str = "_total";
@@ -32,6 +33,23 @@ pub const DURATION_UNITS: [&str; 7] = ["ns", "us", "ms", "s", "min", "h", "d"];
 /// Whether `unit` is one of [`DURATION_UNITS`].
 pub fn is_duration(unit: &str) -> bool {
     DURATION_UNITS.contains(&unit)
+}
+
+/// How many of `unit` make one second, for a duration unit (`ms` is 1000,
+/// `min` is 1/60): a `Duration` is recorded in `unit` as
+/// `duration.as_secs_f64() * factor`. `None` for a unit outside
+/// [`DURATION_UNITS`].
+pub fn duration_unit_factor(unit: &str) -> Option<f64> {
+    Some(match unit {
+        "ns" => 1e9,
+        "us" => 1e6,
+        "ms" => 1e3,
+        "s" => 1.0,
+        "min" => 1.0 / 60.0,
+        "h" => 1.0 / 3600.0,
+        "d" => 1.0 / 86400.0,
+        _ => return None,
+    })
 }
 
 /// The series a histogram family `x` is exported as: `x_bucket`, `x_sum`,
@@ -243,6 +261,24 @@ mod tests {
         for (unit, want) in cases {
             assert_eq!(unit_suffix(unit).as_deref(), want, "unit: {unit}");
         }
+    }
+
+    #[test]
+    fn duration_units_convert_from_seconds() {
+        for unit in DURATION_UNITS {
+            assert!(duration_unit_factor(unit).is_some(), "unit: {unit}");
+        }
+        let ninety_s = |unit| 90.0 * duration_unit_factor(unit).unwrap();
+        assert_eq!(ninety_s("s"), 90.0);
+        assert_eq!(ninety_s("ms"), 90_000.0);
+        assert_eq!(ninety_s("us"), 90_000_000.0);
+        assert_eq!(ninety_s("ns"), 90_000_000_000.0);
+        assert_eq!(ninety_s("min"), 1.5);
+        assert_eq!(7200.0 * duration_unit_factor("h").unwrap(), 2.0);
+        assert_eq!(43200.0 * duration_unit_factor("d").unwrap(), 0.5);
+        assert_eq!(duration_unit_factor("By"), None);
+        assert_eq!(duration_unit_factor(""), None);
+        assert_eq!(duration_unit_factor("seconds"), None);
     }
 
     #[test]

@@ -32,8 +32,29 @@ pub fn name_problem(name: &str) -> Option<String> {
     ))
 }
 
-/// The problems with a unit as OpenTelemetry and UCUM see it: too long, or
-/// not ASCII.
+/// The problems with a unit as OpenTelemetry and UCUM see it: too long, not
+/// ASCII, or not UCUM (the Prometheus exporter appends a suffix only for
+/// UCUM units, so `seconds` is scraped without the `_seconds` dashboards
+/// query).
+///
+/// The unit is UCUM (case-sensitive) when it is empty, or terms joined by
+/// `.` (times) and `/` (per), with an optional leading `/`, each term being
+///
+/// - a number: `1`, `1/s`;
+/// - an annotation, printable ASCII in braces, no spaces: `{token}`;
+/// - a known UCUM atom with an optional prefix (metric atoms only) and an
+///   optional exponent: `s`, `ms`, `By`, `KiBy`, `Cel`, `%`, `m2`, `s-1`;
+///   `KBy` (OpenTelemetry's kilobyte, UCUM's is `kBy`) is accepted too;
+/// - a number or an atom followed by an annotation (`s{wall}`);
+/// - a term in parentheses.
+///
+/// Anything else is refused. When every wrong term has a known fix the
+/// message gives the whole unit rewritten: `seconds` → `s`, `bytes/s` →
+/// `By/s`, `percent` → `%`, `ratio` → `1`, a unit in the wrong case (`hz` →
+/// `Hz`), and a bare word names what is counted (`tokens/s` → `{token}/s`);
+/// otherwise it says what UCUM expects. `B` (`MiB`, `MB`) is UCUM's bel,
+/// but the exporter and Python nemo-lens read it as bytes, so it passes;
+/// write `By` in new declarations.
 pub fn unit_problems(unit: &str) -> Vec<String> {
     let mut problems = Vec::new();
     if unit.len() > UNIT_MAX {
@@ -46,6 +67,8 @@ pub fn unit_problems(unit: &str) -> Vec<String> {
         problems.push(format!(
             "unit `{unit}` is not ASCII; write UCUM units such as `us` rather than `µs`"
         ));
+    } else if let Some(problem) = crate::ucum::problem(unit) {
+        problems.push(problem);
     }
     problems
 }

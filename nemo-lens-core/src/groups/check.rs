@@ -23,7 +23,7 @@ pub enum Rule {
     DuplicateKey,
     /// The instrument name breaks OpenTelemetry's rule.
     Name,
-    /// The unit is too long or not ASCII.
+    /// The unit is too long, not ASCII or not UCUM.
     Unit,
     /// The description is missing or empty.
     Description,

@@ -14,9 +14,22 @@ use super::bound::KeyPart;
 /// built from [`key_part`](Self::key_part) while it binds handles per value,
 /// and the one from [`to_value`](Self::to_value) past its bound limit.
 ///
-/// Implement it for your own types, typically an enum of the values an
-/// attribute may take, so that a misspelled value does not compile and the
-/// series count stays bounded:
+/// Derive it for an enum of the values an attribute may take, so that a
+/// misspelled value does not compile and the series count stays bounded
+/// (`rename_all` and `rename` take serde's spellings):
+///
+/// ```
+/// use nemo_lens::AttributeValue;
+///
+/// #[derive(AttributeValue, Clone, Copy)]
+/// #[attribute_value(rename_all = "snake_case")]
+/// enum Outcome { Success, TimedOut }
+///
+/// assert_eq!(Outcome::TimedOut.as_str(), "timed_out");
+/// assert_eq!(Outcome::FIXED_VALUES, Some(&["success", "timed_out"][..]));
+/// ```
+///
+/// or implement it by hand for other types:
 ///
 /// ```
 /// use nemo_lens::{AttributeValue, KeyPart};
@@ -37,11 +50,30 @@ use super::bound::KeyPart;
 /// }
 /// ```
 pub trait AttributeValue {
+    /// The wire values of a type with a fixed set of them: enums deriving
+    /// `AttributeValue`, and `bool`. `None` for free-form values.
+    const FIXED_VALUES: Option<&'static [&'static str]> = None;
+
     /// The value borrowed, for look-ups; `None` to omit (or default) it.
     fn key_part(&self) -> Option<KeyPart<'_>>;
 
     /// The attribute value, or `None` to omit (or default) it.
     fn to_value(&self) -> Option<Value>;
+}
+
+/// An [`AttributeValue`] with a fixed set of values, listed in
+/// [`ALL`](Self::ALL): an enum deriving `AttributeValue`, or `bool`.
+///
+/// Each value in `ALL` exports the string at the same position in
+/// [`AttributeValue::FIXED_VALUES`].
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no fixed set of values",
+    label = "a free-form attribute",
+    note = "`start_at_zero` creates one series per combination of the instrument's attribute values, so each must be an enum deriving `AttributeValue` (or bool)"
+)]
+pub trait FixedAttributeValue: AttributeValue + Copy + 'static {
+    /// Every value, in declaration order.
+    const ALL: &'static [Self];
 }
 
 macro_rules! string {
@@ -85,8 +117,24 @@ macro_rules! scalar {
     )*};
 }
 
+impl AttributeValue for bool {
+    const FIXED_VALUES: Option<&'static [&'static str]> = Some(&["false", "true"]);
+
+    #[inline]
+    fn key_part(&self) -> Option<KeyPart<'_>> {
+        Some(KeyPart::Bool(*self))
+    }
+
+    fn to_value(&self) -> Option<Value> {
+        Some(Value::Bool(*self))
+    }
+}
+
+impl FixedAttributeValue for bool {
+    const ALL: &'static [bool] = &[false, true];
+}
+
 scalar!(
-    bool => Bool as bool,
     i64 => I64 as i64,
     i32 => I64 as i64,
     i16 => I64 as i64,

@@ -10,7 +10,7 @@ mod bound;
 mod value;
 mod warn;
 
-pub use attribute::AttributeValue;
+pub use attribute::{AttributeValue, FixedAttributeValue};
 pub use bound::{field_attributes, BoundMap, KeyPart, BOUND_LIMIT};
-pub use value::{checked, Measure, Reject};
+pub use value::{checked, duration_in, Measure, Reject};
 pub use warn::DropWarnings;

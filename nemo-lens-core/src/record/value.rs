@@ -75,8 +75,50 @@ impl Measure for usize {
     }
 }
 
+/// `duration` in a unit of `nanos_per_unit` nanoseconds (1_000_000 for
+/// `ms`). Whole seconds and the nanoseconds past them are converted apart,
+/// so a value such as 1.5 ms comes out exactly 1.5 and long durations keep
+/// their sub-second part.
+#[inline]
+pub fn duration_in(duration: std::time::Duration, nanos_per_unit: u64) -> f64 {
+    let unit = nanos_per_unit as f64;
+    duration.as_secs() as f64 * (1e9 / unit) + f64::from(duration.subsec_nanos()) / unit
+}
+
 /// Checks `value` for an instrument; `monotonic` for counters.
 #[inline]
 pub fn checked<T: Measure>(value: T, monotonic: bool) -> Result<T::Repr, Reject> {
     value.measure(monotonic)
+}
+
+#[cfg(test)]
+mod duration_tests {
+    use std::time::Duration;
+
+    use super::duration_in;
+
+    #[test]
+    fn durations_come_out_in_the_unit() {
+        let d = Duration::from_micros(1500);
+        assert_eq!(duration_in(d, 1_000_000), 1.5, "ms");
+        assert_eq!(duration_in(d, 1_000_000_000), 0.0015, "s");
+        assert_eq!(duration_in(d, 1_000), 1500.0, "us");
+        assert_eq!(duration_in(d, 1), 1_500_000.0, "ns");
+        assert_eq!(
+            duration_in(Duration::from_secs(90), 60_000_000_000),
+            1.5,
+            "min"
+        );
+        assert_eq!(
+            duration_in(Duration::from_secs(5400), 3_600_000_000_000),
+            1.5,
+            "h"
+        );
+        // Long durations keep their sub-second part.
+        assert_eq!(
+            duration_in(Duration::new(86_400, 250_000_000), 1_000_000),
+            86_400_250.0
+        );
+        assert_eq!(duration_in(Duration::ZERO, 1_000_000), 0.0);
+    }
 }

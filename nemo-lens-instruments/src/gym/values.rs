@@ -1,10 +1,11 @@
 //! The fixed value sets of gym attributes, as enums: a misspelled value does
 //! not compile, and the number of series stays bounded.
 
-use crate::wire_enum::wire_enum;
+use nemo_lens_macros::AttributeValue;
 
 /// How a rollout ended (`nemo.gym.rollout.outcome`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(AttributeValue, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[attribute_value(crate = "::nemo_lens_core", rename_all = "snake_case")]
 pub enum RolloutOutcome {
     /// The rollout completed and was scored.
     Success,
@@ -12,13 +13,9 @@ pub enum RolloutOutcome {
     Failure,
 }
 
-wire_enum!(RolloutOutcome {
-    Success => "success",
-    Failure => "failure",
-});
-
 /// Why an outbound HTTP request was retried (`nemo.gym.http.retry_reason`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(AttributeValue, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[attribute_value(crate = "::nemo_lens_core", rename_all = "snake_case")]
 pub enum RetryReason {
     /// The server closed the connection.
     ServerDisconnected,
@@ -29,10 +26,3 @@ pub enum RetryReason {
     /// Anything else.
     Other,
 }
-
-wire_enum!(RetryReason {
-    ServerDisconnected => "server_disconnected",
-    ClientOsError => "client_os_error",
-    Timeout => "timeout",
-    Other => "other",
-});

@@ -1,8 +1,6 @@
 //! [`SchedulingMetrics`]: the routing and scheduling set.
 
-use nemo_lens_macros::Instruments;
-
-use crate::wire_enum::wire_enum;
+use nemo_lens_macros::{AttributeValue, Instruments};
 
 /// An inference engine's scheduler, as routers, autoscalers and dashboards
 /// read it.
@@ -92,7 +90,8 @@ pub struct SchedulingMetrics {
 
 /// Why a request left the engine (`nemo.inference.finish_reason`), as vLLM
 /// reports it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(AttributeValue, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[attribute_value(crate = "::nemo_lens_core", rename_all = "snake_case")]
 pub enum FinishReason {
     /// The model produced a stop token or sequence.
     Stop,
@@ -104,10 +103,3 @@ pub enum FinishReason {
     /// The engine failed the request (or panicked while running it).
     Error,
 }
-
-wire_enum!(FinishReason {
-    Stop => "stop",
-    Length => "length",
-    Abort => "abort",
-    Error => "error",
-});

@@ -1,10 +1,11 @@
 //! The static `DESCRIPTORS` of a set.
 
 use proc_macro2::{Literal, TokenStream};
-use quote::{format_ident, quote};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
 
 use crate::checked::{Checked, Measured};
-use crate::model::GateKind;
+use crate::model::{GateKind, Role};
 
 /// One `Descriptor` literal for a measure (a field and an instrument it feeds).
 pub(super) fn descriptor(checked: &Checked, m: &Measured, p: &TokenStream) -> TokenStream {
@@ -22,8 +23,8 @@ pub(super) fn descriptor(checked: &Checked, m: &Measured, p: &TokenStream) -> To
         }
         None => quote!(#p::None),
     };
-    let keys = checked.attribute_keys(m);
     let statics = m.static_attrs().map(|(k, v)| quote!((#k, #v)));
+    let (attribute_keys, attributes) = attribute_lists(checked, m, p);
     let aggregation = match instrument.aggregation {
         Some(a) => {
             let variant = a.variant();
@@ -45,10 +46,113 @@ pub(super) fn descriptor(checked: &Checked, m: &Measured, p: &TokenStream) -> To
             unit: #unit,
             description: #description,
             buckets: #buckets,
-            attribute_keys: &[#(#keys),*],
+            attribute_keys: #attribute_keys,
+            attributes: #attributes,
             static_attributes: &[#(#statics),*],
             semconv: #semconv,
             aggregation: #aggregation,
         }
     }
+}
+
+/// Where a measure's attributes come from, in declaration order.
+enum Segment {
+    /// The struct's `#[attribute]` field `checked.attributes[i]`.
+    Own(usize),
+    /// The flattened group `checked.flattened[i]`.
+    Group(usize),
+}
+
+/// `attribute_keys` and `attributes` of a measure's descriptor: its
+/// attribute fields and flattened groups in declaration order, then its
+/// static pairs. A group's keys are known only to its type, so with groups
+/// each list is a constant concatenated at compile time.
+fn attribute_lists(checked: &Checked, m: &Measured, p: &TokenStream) -> (TokenStream, TokenStream) {
+    let mut segments = Vec::new();
+    for field in &checked.container.fields {
+        match &field.role {
+            Role::Attribute(_) => {
+                let a = checked
+                    .attributes
+                    .iter()
+                    .position(|a| a.field.ident == field.ident);
+                segments.extend(a.filter(|a| m.attributes.contains(a)).map(Segment::Own));
+            }
+            Role::Flatten(_) => {
+                let g = checked
+                    .flattened
+                    .iter()
+                    .position(|g| g.field.ident == field.ident);
+                segments.extend(g.filter(|g| m.flattened.contains(g)).map(Segment::Group));
+            }
+            Role::Instruments(_) => {}
+        }
+    }
+    let own_descriptor = |a: usize| {
+        let attached = &checked.attributes[a];
+        let key = attached.key();
+        let ty = &attached.field.inner_ty;
+        // Spanned on the field's type: a type that is not an attribute
+        // value is reported there.
+        let values = quote_spanned!(ty.span()=> <#ty as #p::AttributeValue>::FIXED_VALUES);
+        let default = match &attached.decl.default {
+            Some(d) => quote!(#p::Some(#d)),
+            None => quote!(#p::None),
+        };
+        quote!(#p::AttributeDescriptor { key: #key, values: #values, default: #default })
+    };
+    let static_keys: Vec<String> = m.static_attrs().map(|(k, _)| k).collect();
+    let static_descriptors: Vec<TokenStream> = m
+        .static_attrs()
+        .map(|(k, v)| {
+            quote!(#p::AttributeDescriptor {
+                key: #k,
+                values: #p::Some(&[#v]),
+                default: #p::Some(#v),
+            })
+        })
+        .collect();
+    if m.flattened.is_empty() {
+        let keys = segments.iter().filter_map(|s| match s {
+            Segment::Own(a) => Some(checked.attributes[*a].key()),
+            Segment::Group(_) => None,
+        });
+        let descriptors = segments.iter().filter_map(|s| match s {
+            Segment::Own(a) => Some(own_descriptor(*a)),
+            Segment::Group(_) => None,
+        });
+        return (
+            quote!(&[#(#keys,)* #(#static_keys),*]),
+            quote!(&[#(#descriptors,)* #(#static_descriptors),*]),
+        );
+    }
+    let mut key_parts = Vec::new();
+    let mut descriptor_parts = Vec::new();
+    let mut len = Vec::new();
+    for segment in &segments {
+        match segment {
+            Segment::Own(a) => {
+                let key = checked.attributes[*a].key();
+                key_parts.push(quote!(&[#key]));
+                descriptor_parts.push({
+                    let d = own_descriptor(*a);
+                    quote!(&[#d])
+                });
+                len.push(quote!(1));
+            }
+            Segment::Group(g) => {
+                let group = super::record::group_path(&checked.flattened[*g].field.inner_ty, p);
+                key_parts.push(quote!(#group::KEYS));
+                descriptor_parts.push(quote!(#group::ATTRIBUTES));
+                len.push(quote!(#group::KEYS.len()));
+            }
+        }
+    }
+    let statics = static_keys.len();
+    (
+        quote!(&#p::concat_keys::<{ #(#len +)* #statics }>(&[#(#key_parts,)* &[#(#static_keys),*]])),
+        quote!(&#p::concat_attributes::<{ #(#len +)* #statics }>(
+            &[#(#descriptor_parts,)* &[#(#static_descriptors),*]]
+        )),
+    )
 }

@@ -70,15 +70,16 @@
 mod descriptors;
 mod record;
 mod set;
-mod setters;
+pub(crate) mod setters;
+mod start_at_zero;
 
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::{format_ident, quote, quote_spanned};
 use syn::{DeriveInput, Ident, Path};
 
 use crate::checked::Checked;
 use crate::ctxt::Ctxt;
-use crate::{parse, validate};
+use crate::{messages, parse, validate};
 
 /// The whole derive: parse, validate, expand, or errors plus a dummy impl.
 pub fn derive(input: &DeriveInput) -> TokenStream {
@@ -222,6 +223,8 @@ fn expand(checked: &Checked) -> TokenStream {
     } else {
         TokenStream::new()
     };
+    let start_at_zero = start_at_zero::start_at_zero(checked, p);
+    let disjoint = disjoint_groups(checked, p);
 
     quote! {
         #set_items
@@ -250,8 +253,48 @@ fn expand(checked: &Checked) -> TokenStream {
             }
 
             #setters
+            #start_at_zero
+            #disjoint
         };
     }
+}
+
+/// A compile-time check that no attribute key is both flattened and
+/// declared by the struct (as a field or an `attr(..)` pair), nor flattened
+/// twice: the derive cannot see a group's keys, so the constant compares
+/// them, and fails on the `#[flatten]` attribute.
+fn disjoint_groups(checked: &Checked, p: &TokenStream) -> TokenStream {
+    if checked.flattened.is_empty() {
+        return TokenStream::new();
+    }
+    let mut own: Vec<String> = checked.attributes.iter().map(|a| a.key()).collect();
+    for m in &checked.measures {
+        for (key, _) in m.static_attrs() {
+            if !own.contains(&key) {
+                own.push(key);
+            }
+        }
+    }
+    let checks = checked.flattened.iter().enumerate().map(|(i, g)| {
+        let group = record::group_path(&g.field.inner_ty, p);
+        let before = checked.flattened[..i]
+            .iter()
+            .map(|b| record::group_path(&b.field.inner_ty, p));
+        let message = format!(
+            "an attribute key of the flattened `{}` (field `{}`) is also declared by this struct \
+             or by a group flattened before it: each key may come from one place; remove it \
+             from the struct or from the group",
+            messages::display_type(&g.field.inner_ty),
+            g.field.ident
+        );
+        quote_spanned! {g.field.ident.span()=>
+            const _: () = ::core::assert!(
+                #p::keys_disjoint(&[&[#(#own),*], #group::KEYS #(, #before::KEYS)*]),
+                #message
+            );
+        }
+    });
+    quote!(#(#checks)*)
 }
 
 /// `__i{n}`: the set's field holding instrument `n`.

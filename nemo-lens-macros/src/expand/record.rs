@@ -12,13 +12,14 @@ use syn::spanned::Spanned;
 
 use super::{bound_ident, instrument_ident, static_attrs_ident, Names};
 use crate::checked::{Checked, Measured};
+use crate::kind;
 
 pub(super) fn record_with(checked: &Checked, names: &Names) -> TokenStream {
     let p = &names.p;
     if checked.measures.is_empty() {
         return quote!(let _ = set;);
     }
-    if checked.attributes.is_empty() {
+    if !checked.has_attributes() {
         let fields = (0..checked.measures.len()).map(|n| bound_field(checked, n, p));
         return quote! {
             let __b = &set.__bound;
@@ -49,13 +50,48 @@ pub(super) fn record_with(checked: &Checked, names: &Names) -> TokenStream {
     let bound = &names.bound;
     let fields = (0..checked.measures.len()).map(|n| bound_field(checked, n, p));
     let unbound = unbound(checked, p);
+    let (keys, parts) = if checked.flattened.is_empty() {
+        (quote!(&[#(#keys),*]), quote!(let __parts = [#(#parts),*];))
+    } else {
+        // The groups' keys and look-up values follow the struct's own, in
+        // one constant and one array whose lengths the groups' types give.
+        let own = checked.attributes.len();
+        let groups: Vec<TokenStream> = checked
+            .flattened
+            .iter()
+            .map(|g| group_path(&g.field.inner_ty, p))
+            .collect();
+        let fills = checked.flattened.iter().zip(&groups).map(|(g, group)| {
+            let ident = &g.field.ident;
+            quote! {
+                let __next = __at + #group::KEYS.len();
+                #group::key_parts(&self.#ident, &mut __parts[__at..__next]);
+                __at = __next;
+            }
+        });
+        let sets = (0..own).map(|i| quote!(__parts[#i] = __own[#i];));
+        (
+            quote!(&__KEYS),
+            quote! {
+                const __LEN: usize = #own #(+ #groups::KEYS.len())*;
+                const __KEYS: [&'static str; __LEN] =
+                    #p::concat_keys(&[&[#(#keys),*] #(, #groups::KEYS)*]);
+                let __own: [#p::Option<#p::KeyPart<'_>>; #own] = [#(#parts),*];
+                let mut __parts: [#p::Option<#p::KeyPart<'_>>; __LEN] = [#p::None; __LEN];
+                #(#sets)*
+                let mut __at = #own;
+                #(#fills)*
+                let _ = __at;
+            },
+        )
+    };
     quote! {
         if !(#(#any_value)||*) {
             return;
         }
-        let __parts = [#(#parts),*];
+        #parts
         let __recorded = set.__bound.with(
-            &[#(#keys),*],
+            #keys,
             &__parts,
             #bound::new,
             |__b: &#bound| { #(#fields)* },
@@ -107,7 +143,21 @@ fn field_attributes(checked: &Checked, n: usize, p: &TokenStream, all: TokenStre
     };
     let only = if m.is_scoped(checked) {
         let keys = m.attributes.iter().map(|&a| checked.attributes[a].key());
-        quote!(#p::Some(&[#(#keys),*]))
+        if m.flattened.is_empty() {
+            quote!(#p::Some(&[#(#keys),*]))
+        } else {
+            let own = m.attributes.len();
+            let groups: Vec<TokenStream> = m
+                .flattened
+                .iter()
+                .map(|&g| group_path(&checked.flattened[g].field.inner_ty, p))
+                .collect();
+            quote!(#p::Some({
+                const __ONLY: [&'static str; #own #(+ #groups::KEYS.len())*] =
+                    #p::concat_keys(&[&[#(#keys),*] #(, #groups::KEYS)*]);
+                &__ONLY
+            }))
+        }
     } else {
         quote!(#p::None)
     };
@@ -116,6 +166,15 @@ fn field_attributes(checked: &Checked, n: usize, p: &TokenStream, all: TokenStre
 
 /// The unbound path: the attribute list built per call, as the SDK docs show.
 fn unbound(checked: &Checked, p: &TokenStream) -> TokenStream {
+    let groups: Vec<TokenStream> = checked
+        .flattened
+        .iter()
+        .map(|g| group_path(&g.field.inner_ty, p))
+        .collect();
+    let group_pushes = checked.flattened.iter().zip(&groups).map(|(g, group)| {
+        let ident = &g.field.ident;
+        quote!(#group::push_key_values(&self.#ident, &mut __attrs);)
+    });
     let capacity = checked.attributes.len()
         + checked
             .measures
@@ -159,8 +218,10 @@ fn unbound(checked: &Checked, p: &TokenStream) -> TokenStream {
         checked_record(checked, m, p, call)
     });
     quote! {
-        let mut __attrs: #p::Vec<#p::KeyValue> = #p::Vec::with_capacity(#capacity);
+        let mut __attrs: #p::Vec<#p::KeyValue> =
+            #p::Vec::with_capacity(#capacity #(+ #groups::KEYS.len())*);
         #(#pushes)*
+        #(#group_pushes)*
         let __base = __attrs.len();
         #(#fields)*
     }
@@ -181,8 +242,14 @@ fn checked_record(
     let name = &instrument.name;
     let monotonic = instrument.kind.is_monotonic();
     let handle = instrument_ident(m.instrument);
+    // A Duration is recorded in its instrument's unit (validate checked it
+    // is a duration unit).
+    let raw = match kind::nanos_per(&instrument.unit).filter(|_| m.field_type.duration) {
+        Some(nanos) => quote!(#p::duration_in(__raw, #nanos)),
+        None => quote!(__raw),
+    };
     let one = quote! {
-        match #p::checked(__raw, #monotonic) {
+        match #p::checked(#raw, #monotonic) {
             #p::Ok(__v) => #call,
             #p::Err(__why) => set.__warnings.dropped_value(#field_name, #name, &__raw, __why),
         }
@@ -212,4 +279,10 @@ fn checked_record(
         },
         None => record,
     }
+}
+
+/// `<Group as p::Attributes>` for a flattened field's type, spanned on the
+/// type so that a type not deriving `Attributes` is reported there.
+pub(super) fn group_path(ty: &syn::Type, p: &TokenStream) -> TokenStream {
+    quote_spanned!(ty.span()=> <#ty as #p::Attributes>)
 }

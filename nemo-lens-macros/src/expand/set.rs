@@ -51,7 +51,7 @@ pub(super) fn set_items(checked: &Checked, names: &Names) -> TokenStream {
         let field = bound_ident(n);
         quote!(#field: #p::OnceLock::new(),)
     });
-    let bound_holder = if checked.attributes.is_empty() {
+    let bound_holder = if !checked.has_attributes() {
         quote!(#bound)
     } else {
         quote!(#p::BoundMap<#bound>)
@@ -126,7 +126,7 @@ pub(super) fn build_set(checked: &Checked, names: &Names) -> TokenStream {
                 .map(|(k, v)| quote!(#p::KeyValue::new(#k, #v)));
             quote!(#field: [#(#pairs),*],)
         });
-    let bound_value = if checked.attributes.is_empty() {
+    let bound_value = if !checked.has_attributes() {
         // A field without any attribute binds the SDK's attribute-less series,
         // which exports nothing until recorded, so it can be bound now. Keyed
         // series are bound on first record: the SDK exports a bound series

@@ -31,23 +31,21 @@ pub(super) fn setters(checked: &Checked, p: &TokenStream) -> TokenStream {
                 )
             }
             Role::Instruments(_) => (quote!(value: #ty), quote!(value)),
-            // A literal such as `8000` is an i32 until told otherwise, and
-            // `u16: From<i32>` does not exist: scalars take their own type.
-            Role::Attribute(_) if is_scalar(ty) => (quote!(value: #ty), quote!(value)),
-            Role::Attribute(_) => (
-                quote!(value: impl ::core::convert::Into<#ty>),
-                quote!(::core::convert::Into::into(value)),
-            ),
-        };
-        quote! {
-            #[doc = #doc]
-            #[must_use]
-            #[inline]
-            #vis fn #name(mut self, #param) -> Self {
-                self.#name = #p::Some(#value);
-                self
+            // The group itself, set whole (its own setters build it).
+            Role::Flatten(_) => {
+                return quote! {
+                    #[doc = #doc]
+                    #[must_use]
+                    #[inline]
+                    #vis fn #name(mut self, value: #ty) -> Self {
+                        self.#name = value;
+                        self
+                    }
+                };
             }
-        }
+            Role::Attribute(_) => return attribute_setter(name, vis, ty, &doc, p),
+        };
+        optional_setter(name, vis, &doc, param, value, p)
     });
     quote! {
         #[automatically_derived]
@@ -57,8 +55,50 @@ pub(super) fn setters(checked: &Checked, p: &TokenStream) -> TokenStream {
     }
 }
 
+/// The setter of an attribute field holding `Option<ty>`, here and in
+/// `#[derive(Attributes)]` groups. A literal such as `8000` is an i32 until
+/// told otherwise, and `u16: From<i32>` does not exist: scalars take their
+/// own type, the rest anything that converts into it.
+pub(crate) fn attribute_setter(
+    name: &syn::Ident,
+    vis: &syn::Visibility,
+    ty: &syn::Type,
+    doc: &str,
+    p: &TokenStream,
+) -> TokenStream {
+    let (param, value) = if is_scalar(ty) {
+        (quote!(value: #ty), quote!(value))
+    } else {
+        (
+            quote!(value: impl ::core::convert::Into<#ty>),
+            quote!(::core::convert::Into::into(value)),
+        )
+    };
+    optional_setter(name, vis, doc, param, value, p)
+}
+
+/// `fn name(mut self, param) -> Self` setting the field to `Some(value)`.
+fn optional_setter(
+    name: &syn::Ident,
+    vis: &syn::Visibility,
+    doc: &str,
+    param: TokenStream,
+    value: TokenStream,
+    p: &TokenStream,
+) -> TokenStream {
+    quote! {
+        #[doc = #doc]
+        #[must_use]
+        #[inline]
+        #vis fn #name(mut self, #param) -> Self {
+            self.#name = #p::Some(#value);
+            self
+        }
+    }
+}
+
 /// `bool` or a primitive number, written as a bare name.
-pub(super) fn is_scalar(ty: &syn::Type) -> bool {
+pub(crate) fn is_scalar(ty: &syn::Type) -> bool {
     let syn::Type::Path(path) = ty else {
         return false;
     };
