@@ -47,6 +47,12 @@ pub use nemo_lens_core::groups;
 /// Telemetry setup: configuration from the environment, rank selection,
 /// resource and exporters.
 pub use nemo_lens_core::telemetry;
+/// Testing what your sets emit: [`Capture`](testing::Capture) reads back
+/// what a meter recorded, or its Prometheus text exposition for a snapshot;
+/// [`declared`](testing::declared) writes what a set declares.
+#[cfg(feature = "testing")]
+#[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
+pub use nemo_lens_core::testing;
 pub use nemo_lens_core::{
     register_export_strategy, setup_telemetry, ConfigError, EnvLookup, ExportStrategy,
     ExporterKind, NemoLensConfig, OtlpProtocol, PrometheusResourceLabels, RankContext, SetupError,
@@ -76,7 +82,13 @@ pub use opentelemetry_sdk;
 pub use nemo_lens_core::__private;
 
 /// The README's examples, compiled and run as doc tests (`no_run` where they
-/// serve or export). Its snippets use the `openai` and `prometheus` features.
-#[cfg(all(doctest, feature = "openai", feature = "prometheus"))]
+/// serve or export). Its snippets use the `openai`, `prometheus` and
+/// `testing` features.
+#[cfg(all(
+    doctest,
+    feature = "openai",
+    feature = "prometheus",
+    feature = "testing"
+))]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;

@@ -20,10 +20,13 @@ pub use crate::{
 };
 
 pub use crate::attributes::{concat_attributes, concat_keys, keys_disjoint, Attributes};
+pub use crate::observe::Observed;
 pub use ::core::option::Option::{self, None, Some};
 pub use ::core::result::Result::{self, Err, Ok};
 pub use ::std::boxed::Box;
+pub use ::std::sync::Arc;
 pub use ::std::sync::OnceLock;
+pub use ::std::time::Instant;
 pub use ::std::vec::Vec;
 pub use opentelemetry as otel;
 

@@ -15,6 +15,8 @@ mod error_debug;
 mod global;
 mod instruments;
 mod meter;
+#[doc(hidden)]
+pub mod observe;
 mod prometheus_names;
 mod record;
 mod semconv;
@@ -41,6 +43,9 @@ pub use semconv::{
 pub mod export;
 pub mod groups;
 pub mod telemetry;
+#[cfg(feature = "testing")]
+#[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
+pub mod testing;
 
 pub use telemetry::{
     register_export_strategy, setup_telemetry, ConfigError, EnvLookup, ExportStrategy,

@@ -17,6 +17,10 @@ pub struct Container {
     pub prefix: Option<LitStr>,
     /// Whether to generate chainable setters.
     pub setters: bool,
+    /// `#[instruments(guard)]`: generate `T::start(&meter) -> TGuard`.
+    pub guard: Option<Ident>,
+    /// `#[instruments(observe)]`: generate `T::observe(&meter, source)`.
+    pub observe: Option<Ident>,
     pub fields: Vec<Field>,
 }
 
@@ -68,6 +72,12 @@ pub struct InstrumentDecl {
     /// The `start_at_zero` flag: `T::start_at_zero(&meter)` creates every
     /// series of this counter at 0.
     pub start_at_zero: Option<Ident>,
+    /// The `elapsed` flag: the guard sets this `Duration` histogram from its
+    /// start to its end.
+    pub elapsed: Option<Ident>,
+    /// The `in_flight` flag: the guard adds 1 to this up-down counter at its
+    /// start and 1 back at its end.
+    pub in_flight: Option<Ident>,
     /// The number type, `None` when the field type is not a supported number.
     pub field_type: Option<FieldType>,
     /// `opt_in = ".."` or `until_opt_in = ".."`.
@@ -102,6 +112,10 @@ impl GateKind {
 pub struct AttributeDecl {
     pub key: LitStr,
     pub default: Option<LitStr>,
+    /// `on_drop = ".."`: the value when a guard is dropped unfinished.
+    pub on_drop: Option<LitStr>,
+    /// The `error_type` flag: the attribute a guard's `fail(e)` sets.
+    pub error_type: Option<Ident>,
     /// The measured fields and instruments it is attached to; `None` for
     /// all of them.
     pub only: Option<Vec<Only>>,

@@ -22,19 +22,21 @@ use crate::model::{
     Only, Role, StaticAttr,
 };
 
-const CONTAINER_KEYS: [&str; 3] = ["prefix", "crate", "setters"];
-const INSTRUMENT_KEYS: [&str; 9] = [
+const CONTAINER_KEYS: [&str; 5] = ["prefix", "crate", "setters", "guard", "observe"];
+const INSTRUMENT_KEYS: [&str; 11] = [
     "unit",
     "description",
     "buckets",
     "attr",
     "unit_in_name",
     "start_at_zero",
+    "elapsed",
+    "in_flight",
     "opt_in",
     "until_opt_in",
     "aggregation",
 ];
-const ATTRIBUTE_KEYS: [&str; 2] = ["default", "only"];
+const ATTRIBUTE_KEYS: [&str; 4] = ["default", "only", "on_drop", "error_type"];
 
 /// Builds the model, or `None` when the input is not a struct with named
 /// fields (errors are in `cx` either way).
@@ -68,6 +70,8 @@ pub fn container(cx: &mut Ctxt, input: &DeriveInput) -> Option<Container> {
         krate: syn::parse_quote!(::nemo_lens),
         prefix: None,
         setters: true,
+        guard: None,
+        observe: None,
         fields: Vec::new(),
     };
     container_attrs(cx, &input.attrs, &mut container);
@@ -141,6 +145,16 @@ fn container_attrs(cx: &mut Ctxt, attrs: &[syn::Attribute], container: &mut Cont
                     let krate: LitStr = meta.value()?.parse()?;
                     if keys.first(cx, &key, quote!(#path = #krate)) {
                         container.krate = krate.parse()?;
+                    }
+                }
+                "guard" => {
+                    if keys.first(cx, &key, path) {
+                        container.guard = path.get_ident().cloned();
+                    }
+                }
+                "observe" => {
+                    if keys.first(cx, &key, path) {
+                        container.observe = path.get_ident().cloned();
                     }
                 }
                 "setters" => {
@@ -321,6 +335,8 @@ fn instrument(
         field_type: None,
         unit_in_name: None,
         start_at_zero: None,
+        elapsed: None,
+        in_flight: None,
         gate: None,
         aggregation: None,
     };
@@ -373,15 +389,25 @@ fn instrument_args(
             if keys.first(cx, "attr", quote!(#key #group)) {
                 decl.attrs = pairs;
             }
-        } else if key == "unit_in_name" || key == "start_at_zero" {
+        } else if ["unit_in_name", "start_at_zero", "elapsed", "in_flight"]
+            .iter()
+            .any(|flag| key == flag)
+        {
             // Flags, not `= true`: there is no reason to write `= false`.
             if input.peek(Token![=]) {
                 let eq: Token![=] = input.parse()?;
                 let value: Expr = input.parse()?;
-                let example = if key == "unit_in_name" {
-                    "#[histogram(\"app.latency_ms\", unit = \"ms\", unit_in_name)]"
-                } else {
-                    "#[counter(\"app.rollout.finished\", unit = \"{rollout}\", start_at_zero)]"
+                let example = match key.to_string().as_str() {
+                    "unit_in_name" => {
+                        "#[histogram(\"app.latency_ms\", unit = \"ms\", unit_in_name)]"
+                    }
+                    "elapsed" => "#[histogram(\"app.job.duration\", unit = \"s\", elapsed)]",
+                    "in_flight" => {
+                        "#[up_down_counter(\"app.jobs.active\", unit = \"{job}\", in_flight)]"
+                    }
+                    _ => {
+                        "#[counter(\"app.rollout.finished\", unit = \"{rollout}\", start_at_zero)]"
+                    }
                 };
                 cx.error(
                     quote!(#key #eq #value),
@@ -391,11 +417,13 @@ fn instrument_args(
             // Taken as set either way, so nothing else is reported as well.
             let name = key.to_string();
             if keys.first(cx, &name, &key) {
-                if name == "unit_in_name" {
-                    decl.unit_in_name = Some(key);
-                } else {
-                    decl.start_at_zero = Some(key);
-                }
+                let slot = match name.as_str() {
+                    "unit_in_name" => &mut decl.unit_in_name,
+                    "elapsed" => &mut decl.elapsed,
+                    "in_flight" => &mut decl.in_flight,
+                    _ => &mut decl.start_at_zero,
+                };
+                *slot = Some(key);
             }
         } else {
             let eq: Token![=] = input.parse()?;
@@ -430,6 +458,17 @@ fn instrument_args(
                 "description" => Some(&mut decl.description),
                 "aggregation" => Some(&mut decl.aggregation),
                 "buckets" => None,
+                "on_drop" | "error_type" => {
+                    cx.error(
+                        &key,
+                        format!(
+                            "`{name}` goes on an #[attribute(..)]: it sets an attribute's value \
+                             when a guard ends, and a measurement is not an attribute"
+                        ),
+                    );
+                    continue_after_comma(input)?;
+                    continue;
+                }
                 other => {
                     cx.error(&key, messages::unknown("key", other, &INSTRUMENT_KEYS));
                     continue_after_comma(input)?;
@@ -485,6 +524,8 @@ pub(crate) fn attribute(cx: &mut Ctxt, attr: &syn::Attribute) -> Option<Attribut
         let mut decl = AttributeDecl {
             key,
             default: None,
+            on_drop: None,
+            error_type: None,
             only: None,
         };
         let mut keys = Keys::new("#[attribute(..)]");
@@ -513,15 +554,24 @@ pub(crate) fn attribute(cx: &mut Ctxt, attr: &syn::Attribute) -> Option<Attribut
                 }
                 continue;
             }
+            if name == "error_type" && !input.peek(Token![=]) {
+                if keys.first(cx, "error_type", &name) {
+                    decl.error_type = Some(name);
+                }
+                continue;
+            }
             let eq: Token![=] = input.parse()?;
             let value: Expr = input.parse()?;
-            if name != "default" {
-                cx.error(
-                    &name,
-                    messages::unknown("key", &name.to_string(), &ATTRIBUTE_KEYS),
-                );
-            } else if keys.first(cx, "default", quote!(#name #eq #value)) {
-                decl.default = string_literal(cx, &value, "default");
+            let node = quote!(#name #eq #value);
+            match name.to_string().as_str() {
+                "default" if keys.first(cx, "default", &node) => {
+                    decl.default = string_literal(cx, &value, "default");
+                }
+                "on_drop" if keys.first(cx, "on_drop", &node) => {
+                    decl.on_drop = string_literal(cx, &value, "on_drop");
+                }
+                "default" | "on_drop" => {}
+                other => cx.error(&name, messages::unknown("key", other, &ATTRIBUTE_KEYS)),
             }
         }
         Ok(decl)

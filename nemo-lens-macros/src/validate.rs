@@ -50,7 +50,124 @@ pub fn check<'a>(cx: &mut Ctxt, container: &'a Container) -> Checked<'a> {
         }
     }
     check_only_instruments(cx, &checked);
+    check_guard(cx, container);
+    check_observe(cx, container);
     checked
+}
+
+/// An observed set reports what a source returns at each collection, which
+/// gauges and sums can (a last value, a running total) and a histogram
+/// cannot: its distribution is of the values recorded between collections.
+fn check_observe(cx: &mut Ctxt, container: &Container) {
+    let Some(observe) = &container.observe else {
+        return;
+    };
+    for field in &container.fields {
+        let Role::Instruments(decls) = &field.role else {
+            continue;
+        };
+        for decl in decls.iter().filter(|d| d.kind == InstrumentKind::Histogram) {
+            cx.error(
+                &decl.kind_path,
+                format!(
+                    "`{}` is a histogram, which `observe` cannot report: an observed set reports \
+                     the values its source returns at each collection (a gauge's last value, a \
+                     counter's running total), and a histogram is the distribution of the values \
+                     recorded in between; record it with `record`, in a set without `observe`",
+                    field.ident
+                ),
+            );
+        }
+    }
+    if container.guard.is_some() {
+        cx.error(
+            observe,
+            "a set is either observed (its source reports the values) or guarded (its guard \
+             records them); declare two sets",
+        );
+    }
+}
+
+/// The keys a guard reads (`elapsed`, `in_flight`, `on_drop`, `error_type`)
+/// are where the guard can honour them, and a guard has something to do.
+fn check_guard(cx: &mut Ctxt, container: &Container) {
+    let guard = container.guard.is_some();
+    let mut lifecycle = false;
+    let mut error_type: Option<&syn::Ident> = None;
+    let needs_guard = |what: &str| {
+        format!("`{what}` is set by the guard: add #[instruments(guard)] to the struct")
+    };
+    for field in &container.fields {
+        match &field.role {
+            Role::Instruments(decls) => {
+                for decl in decls {
+                    if let Some(flag) = &decl.elapsed {
+                        lifecycle = true;
+                        let duration = decl.field_type.is_some_and(|t| t.duration && !t.repeated);
+                        if decl.kind != InstrumentKind::Histogram || !duration {
+                            cx.error(
+                                flag,
+                                format!(
+                                    "`elapsed` is the time from the guard's start to its end: it \
+                                     goes on a #[histogram(.., unit = \"s\")] of an \
+                                     `Option<Duration>` field, and `{}` is a {} of `{}`",
+                                    field.ident,
+                                    decl.kind.attr_name(),
+                                    messages::display_type(&field.inner_ty)
+                                ),
+                            );
+                        } else if !guard {
+                            cx.error(flag, needs_guard("elapsed"));
+                        }
+                    }
+                    if let Some(flag) = &decl.in_flight {
+                        lifecycle = true;
+                        if decl.kind != InstrumentKind::UpDownCounter {
+                            cx.error(
+                                flag,
+                                format!(
+                                    "`in_flight` adds 1 at the guard's start and takes it back at \
+                                     its end, which only an #[up_down_counter] can; `{}` is a {}",
+                                    field.ident,
+                                    decl.kind.attr_name()
+                                ),
+                            );
+                        } else if !guard {
+                            cx.error(flag, needs_guard("in_flight"));
+                        }
+                    }
+                }
+            }
+            Role::Attribute(decl) => {
+                if let (Some(value), false) = (&decl.on_drop, guard) {
+                    cx.error(value, needs_guard("on_drop"));
+                }
+                if let Some(flag) = &decl.error_type {
+                    if !guard {
+                        cx.error(flag, needs_guard("error_type"));
+                    } else if let Some(first) = error_type {
+                        cx.error(
+                            flag,
+                            format!(
+                                "field `{first}` is already the `error_type` attribute that \
+                                 `fail(e)` sets: a guard fails with one error type; keep one",
+                            ),
+                        );
+                    } else {
+                        error_type = Some(&field.ident);
+                    }
+                }
+            }
+            Role::Flatten(_) => {}
+        }
+    }
+    if let (Some(flag), false) = (&container.guard, lifecycle) {
+        cx.error(
+            flag,
+            "a guard times or counts what it guards: mark an `Option<Duration>` histogram \
+             `elapsed` or an up_down_counter `in_flight`, or remove `guard`",
+        );
+    }
 }
 
 /// One place for the attribute-key rules, for `#[attribute]` fields and for

@@ -5,6 +5,11 @@
 #[cfg(feature = "console")]
 #[cfg_attr(docsrs, doc(cfg(feature = "console")))]
 pub mod console;
+// Shared by the Prometheus exporter and `testing`'s capture.
+#[cfg(any(feature = "prometheus", feature = "testing"))]
+// The protobuf exposition's parts of `native` serve only the exporter.
+#[cfg_attr(not(feature = "prometheus"), allow(dead_code))]
+pub(crate) mod exposition;
 #[cfg(feature = "otlp")]
 pub(crate) mod otlp;
 pub mod overflow;

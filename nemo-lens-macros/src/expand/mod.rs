@@ -68,6 +68,8 @@
 //! `std`, `core` or `f64`.
 
 mod descriptors;
+mod guard;
+mod observe;
 mod record;
 mod set;
 pub(crate) mod setters;
@@ -224,6 +226,13 @@ fn expand(checked: &Checked) -> TokenStream {
         TokenStream::new()
     };
     let start_at_zero = start_at_zero::start_at_zero(checked, p);
+    let guard = guard::guard(checked, p);
+    let observe = observe::observe(checked, p);
+    let none = if start_at_zero::wanted(checked) || container.guard.is_some() {
+        start_at_zero::none_constructor(checked, p)
+    } else {
+        TokenStream::new()
+    };
     let disjoint = disjoint_groups(checked, p);
 
     quote! {
@@ -254,8 +263,11 @@ fn expand(checked: &Checked) -> TokenStream {
 
             #setters
             #start_at_zero
+            #observe
+            #none
             #disjoint
         };
+        #guard
     }
 }
 

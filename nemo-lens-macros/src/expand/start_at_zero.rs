@@ -9,6 +9,38 @@ use syn::spanned::Spanned;
 use crate::checked::Checked;
 use crate::model::Role;
 
+/// Whether some instrument asks for it.
+pub(super) fn wanted(checked: &Checked) -> bool {
+    checked
+        .measures
+        .iter()
+        .any(|m| m.decl.start_at_zero.is_some())
+}
+
+/// `Self::__none()`: the struct with every field unset (a flattened group
+/// at its defaults), from which zero records and guards start.
+pub(super) fn none_constructor(checked: &Checked, p: &TokenStream) -> TokenStream {
+    let container = checked.container;
+    let ident = &container.ident;
+    let nones = container.fields.iter().map(|f| {
+        let name = &f.ident;
+        match f.role {
+            Role::Flatten(_) => quote!(#name: ::core::default::Default::default(),),
+            _ => quote!(#name: #p::None,),
+        }
+    });
+    quote! {
+        #[automatically_derived]
+        impl #ident {
+            #[inline]
+            #[doc(hidden)]
+            fn __none() -> Self {
+                Self { #(#nones)* }
+            }
+        }
+    }
+}
+
 /// The associated function, or nothing when no instrument asks for it.
 pub(super) fn start_at_zero(checked: &Checked, p: &TokenStream) -> TokenStream {
     let container = checked.container;
@@ -54,14 +86,6 @@ pub(super) fn start_at_zero(checked: &Checked, p: &TokenStream) -> TokenStream {
     }
     let vis = &container.vis;
     let ident = &container.ident;
-    let nones = container.fields.iter().map(|f| {
-        let name = &f.ident;
-        match f.role {
-            // A group's defaults, as in a set built with `Default`.
-            Role::Flatten(_) => quote!(#name: ::core::default::Default::default(),),
-            _ => quote!(#name: #p::None,),
-        }
-    });
     let doc = format!(
         "Records 0 on every series of the `start_at_zero` instruments of [`{ident}`]: one per \
          combination of their attribute values. Call it once at start-up, so that the series \
@@ -74,11 +98,6 @@ pub(super) fn start_at_zero(checked: &Checked, p: &TokenStream) -> TokenStream {
             #[doc = #doc]
             #vis fn start_at_zero(meter: &#p::Meter) {
                 #(#starts)*
-            }
-
-            #[inline]
-            fn __none() -> Self {
-                Self { #(#nones)* }
             }
         }
     }

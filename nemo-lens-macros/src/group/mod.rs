@@ -131,6 +131,13 @@ fn members<'a>(cx: &mut Ctxt, input: &'a DeriveInput) -> Vec<Member<'a>> {
         let Some(decl) = parse::attribute(cx, attr) else {
             continue;
         };
+        if decl.on_drop.is_some() || decl.error_type.is_some() {
+            cx.error(
+                attr,
+                "on_drop and error_type belong to a set's guard: declare the attribute in the \
+                 #[instruments(guard)] struct rather than in a group",
+            );
+        }
         if decl.only.is_some() {
             cx.error(
                 attr,

@@ -10,9 +10,11 @@
 //! protobuf exposition to a scraper that asks for it, and as classic
 //! buckets at powers of two in the text format.
 //!
-//! - `families`: a collection as metric families, named, labelled, sorted;
-//! - `text` and `protobuf`: the two expositions;
-//! - `native`: an exponential histogram as Prometheus reads it.
+//! - `families` (in `export::exposition`): a collection as metric families,
+//!   named, labelled, sorted;
+//! - `text` (in `export::exposition`) and `protobuf`: the two expositions;
+//! - `native` (in `export::exposition`): an exponential histogram as
+//!   Prometheus reads it.
 //!
 //! ```
 //! use nemo_lens::opentelemetry::metrics::MeterProvider as _;
@@ -32,10 +34,11 @@
 
 crate::error_debug::debug_as_sentence!(PrometheusError, RenderError);
 
-mod families;
-mod native;
 mod protobuf;
-mod text;
+
+// The server-free parts live in `export::exposition`, which `testing` uses
+// too; imported here so `protobuf` reads them as its siblings.
+use super::exposition::{families, native, text};
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, PoisonError, Weak};

@@ -8,7 +8,7 @@ use super::families::{Family, Kind, Sample};
 use super::native;
 
 /// The families as text.
-pub(super) fn encode(families: &[Family]) -> Vec<u8> {
+pub(crate) fn encode(families: &[Family]) -> Vec<u8> {
     let mut out = String::new();
     for family in families {
         let name = &family.name;

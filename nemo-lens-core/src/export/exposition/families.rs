@@ -23,14 +23,14 @@ const SCOPE_ATTRIBUTE_PREFIX: &str = "otel_scope_";
 
 /// The Prometheus type of a family.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Kind {
+pub(crate) enum Kind {
     Counter,
     Gauge,
     Histogram,
 }
 
 impl Kind {
-    pub(super) fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Kind::Counter => "counter",
             Kind::Gauge => "gauge",
@@ -41,7 +41,7 @@ impl Kind {
 
 /// One metric family: every series of one name.
 #[derive(Debug, Clone, PartialEq)]
-pub(super) struct Family {
+pub(crate) struct Family {
     pub name: String,
     pub help: String,
     pub kind: Kind,
@@ -50,14 +50,14 @@ pub(super) struct Family {
 
 /// One series: its labels and its value.
 #[derive(Debug, Clone, PartialEq)]
-pub(super) struct Series {
+pub(crate) struct Series {
     pub labels: Vec<(String, String)>,
     pub value: Sample,
 }
 
 /// The value of a series.
 #[derive(Debug, Clone, PartialEq)]
-pub(super) enum Sample {
+pub(crate) enum Sample {
     Number(f64),
     /// Explicit buckets: `(upper bound, cumulative count)`, without `+Inf`.
     Histogram {
@@ -70,7 +70,7 @@ pub(super) enum Sample {
 
 /// An OpenTelemetry base-2 exponential histogram point.
 #[derive(Debug, Clone, PartialEq)]
-pub(super) struct Exponential {
+pub(crate) struct Exponential {
     pub count: u64,
     pub sum: f64,
     pub scale: i8,
@@ -82,7 +82,7 @@ pub(super) struct Exponential {
 /// One side of an exponential histogram: `counts[i]` counts values whose
 /// magnitude is in `(2^((offset+i)/2^scale), 2^((offset+i+1)/2^scale)]`.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub(super) struct Buckets {
+pub(crate) struct Buckets {
     pub offset: i32,
     pub counts: Vec<u64>,
 }
@@ -90,7 +90,7 @@ pub(super) struct Buckets {
 /// What the collector remembers between scrapes: the first type and help
 /// seen for each name, which later conflicting instruments defer to.
 #[derive(Debug, Default)]
-pub(super) struct Known {
+pub(crate) struct Known {
     families: HashMap<String, (Kind, String)>,
     target_info: Option<Family>,
     resource_labels: Option<Vec<(String, String)>>,
@@ -98,7 +98,7 @@ pub(super) struct Known {
 
 /// The families of one collection, sorted by name, each series sorted by
 /// its label values.
-pub(super) fn families(
+pub(crate) fn families(
     metrics: &ResourceMetrics,
     selection: &PrometheusResourceLabels,
     known: &mut Known,

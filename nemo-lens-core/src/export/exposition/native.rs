@@ -14,13 +14,13 @@ const SCHEMA_MIN: i32 = -4;
 /// Prometheus 2.42 takes a histogram with no bucket counts yet and a zero
 /// width for a classic one, and then its whole family: so the smallest
 /// width that is a bucket boundary at every schema, as client_golang uses.
-pub(super) const ZERO_THRESHOLD: f64 = 2.938_735_877_055_719e-39; // 2^-128
+pub(crate) const ZERO_THRESHOLD: f64 = 2.938_735_877_055_719e-39; // 2^-128
 
 /// A native histogram's buckets on one side: spans of consecutive bucket
 /// indices, and each bucket's count as a delta from the one before
 /// (across spans; the first is absolute).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub(super) struct NativeSide {
+pub(crate) struct NativeSide {
     /// `(offset, length)`: the first span's offset is its first index, a
     /// later one's the gap since the previous span.
     pub spans: Vec<(i32, u32)>,
@@ -29,7 +29,7 @@ pub(super) struct NativeSide {
 
 /// The native-histogram fields of an exponential point.
 #[derive(Debug, Clone, PartialEq)]
-pub(super) struct Native {
+pub(crate) struct Native {
     pub schema: i32,
     pub zero_count: u64,
     pub positive: NativeSide,
@@ -39,7 +39,7 @@ pub(super) struct Native {
 /// The native histogram of `point`, or `None` when its scale is coarser
 /// than Prometheus reads (below -4: values spanning more than 2^(16·160),
 /// which an f64 cannot).
-pub(super) fn native(point: &Exponential) -> Option<Native> {
+pub(crate) fn native(point: &Exponential) -> Option<Native> {
     let scale = i32::from(point.scale);
     if scale < SCHEMA_MIN {
         return None;
@@ -96,7 +96,7 @@ fn side(buckets: &Buckets, shift: u32) -> NativeSide {
 /// encoder's. Only the range the point's buckets cover is listed, so a
 /// series grows buckets as its values spread; when the SDK coarsens the
 /// scale below 0, powers that are no longer bucket boundaries drop out.
-pub(super) fn classic(point: &Exponential) -> Vec<(f64, u64)> {
+pub(crate) fn classic(point: &Exponential) -> Vec<(f64, u64)> {
     let mut buckets = Vec::new();
     let mut cumulative: u64 = point.negative.counts.iter().sum::<u64>() + point.zero_count;
     if cumulative > 0 {

@@ -1,0 +1,12 @@
+//! The Prometheus exposition without a server: a collection as metric
+//! families (`families`), written as text (`text`), with exponential
+//! histograms as Prometheus reads them (`native`).
+//!
+//! A module of its own, outside `prometheus`, so that the `testing` feature
+//! can render the text exposition without the scrape server's hyper and
+//! tokio; the `prometheus` exporter uses the same code, so both write the
+//! same bytes.
+
+pub(crate) mod families;
+pub(crate) mod native;
+pub(crate) mod text;

@@ -1,0 +1,278 @@
+//! [`Capture`]: a meter on a provider of its own, with a pull reader that
+//! collects on every query.
+
+use std::fmt;
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::time::Duration;
+
+use opentelemetry::metrics::MeterProvider as _;
+use opentelemetry::KeyValue;
+use opentelemetry_sdk::error::OTelSdkResult;
+use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData, ResourceMetrics};
+use opentelemetry_sdk::metrics::reader::MetricReader;
+use opentelemetry_sdk::metrics::{
+    InstrumentKind, ManualReader, Pipeline, SdkMeterProvider, Temporality,
+};
+use opentelemetry_sdk::Resource;
+
+use crate::export::exposition::{families, text};
+use crate::telemetry::PrometheusResourceLabels;
+use crate::{HistogramAggregation, Meter};
+
+/// The scope name of the capture's meter: the one `setup_telemetry` uses,
+/// so the exposition's `otel_scope_name` label reads as in production.
+const SCOPE: &str = "nemo.lens";
+
+/// A [`Meter`] whose measurements a test can read back: values by
+/// instrument name and attributes, or the whole Prometheus text exposition.
+///
+/// Every query collects anew (cumulative, as a Prometheus scrape does), so
+/// a query sees everything recorded through [`meter`](Capture::meter) up to
+/// that point, and two captures never see each other's measurements.
+///
+/// Queries name the OpenTelemetry instrument (`app.rollout.finished`, not
+/// `app_rollout_finished_total`) and filter by attributes given as
+/// `(key, value)` pairs of strings. A value matches the attribute's
+/// exported value as Prometheus labels it: `"8000"` matches the integer
+/// 8000, `"true"` the boolean. A point matches when it carries every pair
+/// given; `&[]` matches every point. The values of all matching points are
+/// added up, so a filter that leaves some attributes out sums over them.
+/// `None` means no point of that instrument matched.
+///
+/// # Panics
+///
+/// A query of the wrong kind for the instrument panics with the query to use
+/// instead: [`last_value`](Capture::last_value) reads gauges,
+/// [`sum`](Capture::sum) counters, up-down counters and histograms,
+/// [`count`](Capture::count) histograms.
+pub struct Capture {
+    // Kept so the provider lives as long as the capture, whoever holds the
+    // meter's clones.
+    _provider: SdkMeterProvider,
+    reader: Arc<ManualReader>,
+    meter: Meter,
+    /// What the exposition remembers between collections, as the exporter
+    /// does: the first type and help seen for each family name.
+    known: Mutex<families::Known>,
+}
+
+impl Capture {
+    /// A capture with an empty provider: no resource (so no `target_info`
+    /// family), cumulative temporality, histograms in explicit buckets unless
+    /// their declaration pins an aggregation (whatever
+    /// `OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION` says, so
+    /// results do not depend on the environment).
+    pub fn new() -> Self {
+        let reader = Arc::new(
+            ManualReader::builder()
+                .with_temporality(Temporality::Cumulative)
+                .build(),
+        );
+        let provider = SdkMeterProvider::builder()
+            .with_resource(Resource::builder_empty().build())
+            .with_reader(SharedReader(Arc::clone(&reader)))
+            .with_view(crate::telemetry::histogram_view(
+                HistogramAggregation::ExplicitBucket,
+            ))
+            .build();
+        let meter = Meter::from(provider.meter(SCOPE));
+        Capture {
+            _provider: provider,
+            reader,
+            meter,
+            known: Mutex::default(),
+        }
+    }
+
+    /// The meter to record through; clone it to hand it to the code under
+    /// test.
+    pub fn meter(&self) -> &Meter {
+        &self.meter
+    }
+
+    /// The value of the gauge `name`: of its one point matching
+    /// `attributes`, or the sum of the values of all that match.
+    ///
+    /// # Panics
+    ///
+    /// When `name` is not a gauge.
+    pub fn last_value(&self, name: &str, attributes: &[(&str, &str)]) -> Option<f64> {
+        self.query(name, attributes, Query::LastValue)
+    }
+
+    /// The total of the counter or up-down counter `name`, or the sum of the
+    /// values a histogram `name` recorded, over its points matching
+    /// `attributes`.
+    ///
+    /// # Panics
+    ///
+    /// When `name` is a gauge.
+    pub fn sum(&self, name: &str, attributes: &[(&str, &str)]) -> Option<f64> {
+        self.query(name, attributes, Query::Sum)
+    }
+
+    /// How many values the histogram `name` recorded, over its points
+    /// matching `attributes`.
+    ///
+    /// # Panics
+    ///
+    /// When `name` is not a histogram.
+    pub fn count(&self, name: &str, attributes: &[(&str, &str)]) -> Option<f64> {
+        self.query(name, attributes, Query::Count)
+    }
+
+    /// Everything recorded so far as the Prometheus exporter writes it in
+    /// the text format: families sorted by name, series by their label
+    /// values, no timestamps. There is no `target_info` family and no
+    /// resource label (the capture's provider has no resource), and the
+    /// only scope label is `otel_scope_name="nemo.lens"` (no version), so a
+    /// snapshot changes only when names, labels, types, help or values do.
+    pub fn exposition(&self) -> String {
+        let collected = self.collect();
+        let families = {
+            let mut known = self.known.lock().unwrap_or_else(PoisonError::into_inner);
+            families::families(&collected, &PrometheusResourceLabels::None, &mut known)
+        };
+        // The text writer writes only UTF-8 (names, labels and numbers).
+        String::from_utf8(text::encode(&families)).expect("the text exposition is UTF-8")
+    }
+
+    fn collect(&self) -> ResourceMetrics {
+        let mut collected = ResourceMetrics::default();
+        // Fails only once the provider is shut down, which the capture
+        // never does while it is alive.
+        self.reader
+            .collect(&mut collected)
+            .expect("collecting from the capture's provider");
+        collected
+    }
+
+    fn query(&self, name: &str, attributes: &[(&str, &str)], query: Query) -> Option<f64> {
+        let collected = self.collect();
+        let mut total: Option<f64> = None;
+        for scope in collected.scope_metrics() {
+            for metric in scope.metrics().filter(|m| m.name() == name) {
+                let values = match metric.data() {
+                    AggregatedMetrics::F64(data) => matching(name, data, attributes, query, |v| v),
+                    AggregatedMetrics::U64(data) => {
+                        matching(name, data, attributes, query, |v| v as f64)
+                    }
+                    AggregatedMetrics::I64(data) => {
+                        matching(name, data, attributes, query, |v| v as f64)
+                    }
+                };
+                for value in values {
+                    *total.get_or_insert(0.0) += value;
+                }
+            }
+        }
+        total
+    }
+}
+
+impl Default for Capture {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl fmt::Debug for Capture {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Capture")
+            .field("meter", &self.meter)
+            .finish_non_exhaustive()
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Query {
+    LastValue,
+    Sum,
+    Count,
+}
+
+/// The values `query` reads from the points of `data` that carry every
+/// pair of `attributes`.
+fn matching<T: Copy>(
+    name: &str,
+    data: &MetricData<T>,
+    attributes: &[(&str, &str)],
+    query: Query,
+    as_f64: impl Fn(T) -> f64,
+) -> Vec<f64> {
+    let wrong = |kind: &str, use_instead: &str| -> ! {
+        panic!("{name} is {kind}: read it with {use_instead}, not {query:?}")
+    };
+    let keep = |point: &mut dyn Iterator<Item = &KeyValue>| carries(point, attributes);
+    match (data, query) {
+        (MetricData::Gauge(gauge), Query::LastValue) => gauge
+            .data_points()
+            .filter(|p| keep(&mut p.attributes()))
+            .map(|p| as_f64(p.value()))
+            .collect(),
+        (MetricData::Gauge(_), _) => wrong("a gauge", "last_value"),
+        (MetricData::Sum(sum), Query::Sum) => sum
+            .data_points()
+            .filter(|p| keep(&mut p.attributes()))
+            .map(|p| as_f64(p.value()))
+            .collect(),
+        (MetricData::Sum(_), _) => wrong("a counter or up-down counter", "sum"),
+        (MetricData::Histogram(histogram), Query::Sum | Query::Count) => histogram
+            .data_points()
+            .filter(|p| keep(&mut p.attributes()))
+            .map(|p| match query {
+                Query::Count => p.count() as f64,
+                _ => as_f64(p.sum()),
+            })
+            .collect(),
+        (MetricData::ExponentialHistogram(histogram), Query::Sum | Query::Count) => histogram
+            .data_points()
+            .filter(|p| keep(&mut p.attributes()))
+            .map(|p| match query {
+                Query::Count => p.count() as f64,
+                _ => as_f64(p.sum()),
+            })
+            .collect(),
+        (MetricData::Histogram(_) | MetricData::ExponentialHistogram(_), _) => {
+            wrong("a histogram", "count or sum")
+        }
+    }
+}
+
+/// Whether a point's attributes include every `(key, value)` pair, values
+/// compared in their exported (label) spelling.
+fn carries(point: &mut dyn Iterator<Item = &KeyValue>, wanted: &[(&str, &str)]) -> bool {
+    let point: Vec<&KeyValue> = point.collect();
+    wanted.iter().all(|(key, value)| {
+        point
+            .iter()
+            .any(|kv| kv.key.as_str() == *key && kv.value.to_string() == *value)
+    })
+}
+
+/// The capture's reader, shared with the provider that owns a reader of its
+/// own: the same pattern as the Prometheus exporter's `PrometheusReader`.
+#[derive(Debug)]
+struct SharedReader(Arc<ManualReader>);
+
+impl MetricReader for SharedReader {
+    fn register_pipeline(&self, pipeline: Weak<Pipeline>) {
+        self.0.register_pipeline(pipeline)
+    }
+
+    fn collect(&self, rm: &mut ResourceMetrics) -> OTelSdkResult {
+        self.0.collect(rm)
+    }
+
+    fn force_flush(&self) -> OTelSdkResult {
+        self.0.force_flush()
+    }
+
+    fn shutdown_with_timeout(&self, timeout: Duration) -> OTelSdkResult {
+        self.0.shutdown_with_timeout(timeout)
+    }
+
+    fn temporality(&self, _kind: InstrumentKind) -> Temporality {
+        Temporality::Cumulative
+    }
+}
