@@ -156,22 +156,6 @@ impl FieldType {
     }
 }
 
-/// Nanoseconds in one of a duration unit: what a `Duration` field is divided
-/// by to be recorded in its instrument's unit. `None` for a unit that is not
-/// a duration. Whole numbers, so `1.5 ms` is recorded as exactly `1.5`.
-pub fn nanos_per(unit: &str) -> Option<u64> {
-    Some(match unit {
-        "ns" => 1,
-        "us" => 1_000,
-        "ms" => 1_000_000,
-        "s" => 1_000_000_000,
-        "min" => 60_000_000_000,
-        "h" => 3_600_000_000_000,
-        "d" => 86_400_000_000_000,
-        _ => return None,
-    })
-}
-
 /// The aggregation a histogram declaration pins, named as
 /// `OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION` names it; the
 /// variants of nemo-lens-core's `HistogramAggregation`.

@@ -9,7 +9,7 @@ use syn::LitStr;
 
 use crate::checked::{Attached, Checked, Flattened, Instrument, Measured};
 use crate::ctxt::Ctxt;
-use crate::kind::{self, Aggregation, FieldType, InstrumentKind, ValueType};
+use crate::kind::{Aggregation, FieldType, InstrumentKind, ValueType};
 use crate::messages;
 use crate::model::{Container, Field, GateDecl, GateKind, InstrumentDecl, Only, Role};
 
@@ -645,7 +645,7 @@ fn check_duration_unit(
     instrument: &Instrument,
     field_type: FieldType,
 ) {
-    if kind::nanos_per(&instrument.unit).is_some() {
+    if nemo_lens_naming::nanos_per(&instrument.unit).is_some() {
         return;
     }
     let units = nemo_lens_naming::DURATION_UNITS.join("`, `");
@@ -690,7 +690,7 @@ fn field_type(cx: &mut Ctxt, field: &Field, decl: &InstrumentDecl) -> Option<Fie
         && decl
             .unit
             .as_ref()
-            .is_some_and(|u| kind::nanos_per(&u.value()).is_some());
+            .is_some_and(|u| nemo_lens_naming::nanos_per(&u.value()).is_some());
     if field_type.duration && gauge_with_duration_unit {
         // The duration-unit-on-a-gauge rule says it already, on the unit.
         return None;

@@ -35,19 +35,19 @@ pub fn is_duration(unit: &str) -> bool {
     DURATION_UNITS.contains(&unit)
 }
 
-/// How many of `unit` make one second, for a duration unit (`ms` is 1000,
-/// `min` is 1/60): a `Duration` is recorded in `unit` as
-/// `duration.as_secs_f64() * factor`. `None` for a unit outside
-/// [`DURATION_UNITS`].
-pub fn duration_unit_factor(unit: &str) -> Option<f64> {
+/// Nanoseconds in one of a duration unit (`ms` is 1,000,000): what the
+/// derive divides a `Duration` field by to record it in its instrument's
+/// unit. Whole numbers, so `1.5 ms` comes out exactly `1.5`. `None` for a
+/// unit outside [`DURATION_UNITS`].
+pub fn nanos_per(unit: &str) -> Option<u64> {
     Some(match unit {
-        "ns" => 1e9,
-        "us" => 1e6,
-        "ms" => 1e3,
-        "s" => 1.0,
-        "min" => 1.0 / 60.0,
-        "h" => 1.0 / 3600.0,
-        "d" => 1.0 / 86400.0,
+        "ns" => 1,
+        "us" => 1_000,
+        "ms" => 1_000_000,
+        "s" => 1_000_000_000,
+        "min" => 60_000_000_000,
+        "h" => 3_600_000_000_000,
+        "d" => 86_400_000_000_000,
         _ => return None,
     })
 }
@@ -264,21 +264,15 @@ mod tests {
     }
 
     #[test]
-    fn duration_units_convert_from_seconds() {
+    fn every_duration_unit_has_its_nanoseconds() {
         for unit in DURATION_UNITS {
-            assert!(duration_unit_factor(unit).is_some(), "unit: {unit}");
+            assert!(nanos_per(unit).is_some(), "unit: {unit}");
         }
-        let ninety_s = |unit| 90.0 * duration_unit_factor(unit).unwrap();
-        assert_eq!(ninety_s("s"), 90.0);
-        assert_eq!(ninety_s("ms"), 90_000.0);
-        assert_eq!(ninety_s("us"), 90_000_000.0);
-        assert_eq!(ninety_s("ns"), 90_000_000_000.0);
-        assert_eq!(ninety_s("min"), 1.5);
-        assert_eq!(7200.0 * duration_unit_factor("h").unwrap(), 2.0);
-        assert_eq!(43200.0 * duration_unit_factor("d").unwrap(), 0.5);
-        assert_eq!(duration_unit_factor("By"), None);
-        assert_eq!(duration_unit_factor(""), None);
-        assert_eq!(duration_unit_factor("seconds"), None);
+        assert_eq!(nanos_per("ms"), Some(1_000_000));
+        assert_eq!(nanos_per("min"), Some(60 * nanos_per("s").unwrap()));
+        assert_eq!(nanos_per("d"), Some(24 * nanos_per("h").unwrap()));
+        assert_eq!(nanos_per("By"), None);
+        assert_eq!(nanos_per("seconds"), None);
     }
 
     #[test]

@@ -1,9 +1,9 @@
 //! The static `DESCRIPTORS` of a set.
 
 use proc_macro2::{Literal, TokenStream};
-use quote::{format_ident, quote, quote_spanned};
-use syn::spanned::Spanned;
+use quote::{format_ident, quote};
 
+use super::attribute;
 use crate::checked::{Checked, Measured};
 use crate::model::{GateKind, Role};
 
@@ -88,19 +88,8 @@ fn attribute_lists(checked: &Checked, m: &Measured, p: &TokenStream) -> (TokenSt
             Role::Instruments(_) => {}
         }
     }
-    let own_descriptor = |a: usize| {
-        let attached = &checked.attributes[a];
-        let key = attached.key();
-        let ty = &attached.field.inner_ty;
-        // Spanned on the field's type: a type that is not an attribute
-        // value is reported there.
-        let values = quote_spanned!(ty.span()=> <#ty as #p::AttributeValue>::FIXED_VALUES);
-        let default = match &attached.decl.default {
-            Some(d) => quote!(#p::Some(#d)),
-            None => quote!(#p::None),
-        };
-        quote!(#p::AttributeDescriptor { key: #key, values: #values, default: #default })
-    };
+    let own_descriptor =
+        |a: usize| attribute::Field::of(&checked.attributes[a], quote!(self)).descriptor(p);
     let static_keys: Vec<String> = m.static_attrs().map(|(k, _)| k).collect();
     let static_descriptors: Vec<TokenStream> = m
         .static_attrs()

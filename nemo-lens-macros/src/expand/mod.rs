@@ -67,6 +67,7 @@
 //! depends only on `nemo-lens` and that shadows `Option`, `Some`, `Result`,
 //! `std`, `core` or `f64`.
 
+pub(crate) mod attribute;
 mod descriptors;
 mod guard;
 mod observe;

@@ -6,9 +6,10 @@
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
+use super::attribute;
 use super::record::group_path;
 use crate::checked::{Checked, Instrument};
-use crate::kind::{self, InstrumentKind};
+use crate::kind::InstrumentKind;
 
 /// The associated function, or nothing without `#[instruments(observe)]`.
 pub(super) fn observe(checked: &Checked, p: &TokenStream) -> TokenStream {
@@ -32,11 +33,7 @@ pub(super) fn observe(checked: &Checked, p: &TokenStream) -> TokenStream {
                 .map(|(n, m)| {
                     let field = &m.field.ident;
                     let monotonic = instrument.kind.is_monotonic();
-                    let raw =
-                        match kind::nanos_per(&instrument.unit).filter(|_| m.field_type.duration) {
-                            Some(nanos) => quote!(#p::duration_in(__raw, #nanos)),
-                            None => quote!(__raw),
-                        };
+                    let raw = attribute::raw_value(&instrument.unit, m.field_type.duration, p);
                     let attributes = attributes(checked, n, p);
                     quote! {
                         if let #p::Some(__raw) = __item.#field {
@@ -134,21 +131,7 @@ fn observable(instrument: &Instrument, callback: TokenStream) -> TokenStream {
 fn attributes(checked: &Checked, n: usize, p: &TokenStream) -> TokenStream {
     let m = &checked.measures[n];
     let pushes = m.attributes.iter().map(|&a| {
-        let attached = &checked.attributes[a];
-        let ident = &attached.field.ident;
-        let key = attached.key();
-        let fallback = attached
-            .decl
-            .default
-            .as_ref()
-            .map(|default| quote!(else { __attrs.push(#p::KeyValue::new(#key, #default)); }));
-        quote! {
-            if let #p::Some(__value) =
-                __item.#ident.as_ref().and_then(#p::AttributeValue::to_value)
-            {
-                __attrs.push(#p::KeyValue::new(#key, __value));
-            } #fallback
-        }
+        attribute::Field::of(&checked.attributes[a], quote!(__item)).push(&quote!(__attrs), p)
     });
     let groups = m.flattened.iter().map(|&g| {
         let flattened = &checked.flattened[g];

@@ -10,9 +10,9 @@ use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 
+use super::attribute;
 use super::{bound_ident, instrument_ident, static_attrs_ident, Names};
 use crate::checked::{Checked, Measured};
-use crate::kind;
 
 pub(super) fn record_with(checked: &Checked, names: &Names) -> TokenStream {
     let p = &names.p;
@@ -37,16 +37,10 @@ pub(super) fn record_with(checked: &Checked, names: &Names) -> TokenStream {
         .iter()
         .map(|field| quote!(self.#field.is_some()));
     let keys = checked.attributes.iter().map(|a| a.key());
-    let parts = checked.attributes.iter().map(|a| {
-        let ident = &a.field.ident;
-        let key_part = quote_spanned!(a.field.inner_ty.span()=> #p::AttributeValue::key_part);
-        let default = a
-            .decl
-            .default
-            .as_ref()
-            .map(|d| quote!(.or(#p::Some(#p::KeyPart::Str(#d)))));
-        quote!(self.#ident.as_ref().and_then(#key_part)#default)
-    });
+    let parts = checked
+        .attributes
+        .iter()
+        .map(|a| attribute::Field::of(a, quote!(self)).key_part(p));
     let bound = &names.bound;
     let fields = (0..checked.measures.len()).map(|n| bound_field(checked, n, p));
     let unbound = unbound(checked, p);
@@ -69,14 +63,15 @@ pub(super) fn record_with(checked: &Checked, names: &Names) -> TokenStream {
                 __at = __next;
             }
         });
-        let sets = (0..own).map(|i| quote!(__parts[#i] = __own[#i];));
+        let sets = parts
+            .enumerate()
+            .map(|(i, part)| quote!(__parts[#i] = #part;));
         (
             quote!(&__KEYS),
             quote! {
                 const __LEN: usize = #own #(+ #groups::KEYS.len())*;
                 const __KEYS: [&'static str; __LEN] =
                     #p::concat_keys(&[&[#(#keys),*] #(, #groups::KEYS)*]);
-                let __own: [#p::Option<#p::KeyPart<'_>>; #own] = [#(#parts),*];
                 let mut __parts: [#p::Option<#p::KeyPart<'_>>; __LEN] = [#p::None; __LEN];
                 #(#sets)*
                 let mut __at = #own;
@@ -182,21 +177,10 @@ fn unbound(checked: &Checked, p: &TokenStream) -> TokenStream {
             .map(|m| m.decl.attrs.len())
             .max()
             .unwrap_or(0);
-    let pushes = checked.attributes.iter().map(|a| {
-        let ident = &a.field.ident;
-        let key = a.key();
-        let to_value = quote_spanned!(a.field.inner_ty.span()=> #p::AttributeValue::to_value);
-        let fallback = a
-            .decl
-            .default
-            .as_ref()
-            .map(|default| quote!(else { __attrs.push(#p::KeyValue::new(#key, #default)); }));
-        quote! {
-            if let #p::Some(__value) = self.#ident.as_ref().and_then(#to_value) {
-                __attrs.push(#p::KeyValue::new(#key, __value));
-            } #fallback
-        }
-    });
+    let pushes = checked
+        .attributes
+        .iter()
+        .map(|a| attribute::Field::of(a, quote!(self)).push(&quote!(__attrs), p));
     let fields = checked.measures.iter().enumerate().map(|(n, m)| {
         let instrument = checked.instrument_of(m);
         let method = instrument.kind.record_method();
@@ -242,12 +226,7 @@ fn checked_record(
     let name = &instrument.name;
     let monotonic = instrument.kind.is_monotonic();
     let handle = instrument_ident(m.instrument);
-    // A Duration is recorded in its instrument's unit (validate checked it
-    // is a duration unit).
-    let raw = match kind::nanos_per(&instrument.unit).filter(|_| m.field_type.duration) {
-        Some(nanos) => quote!(#p::duration_in(__raw, #nanos)),
-        None => quote!(__raw),
-    };
+    let raw = attribute::raw_value(&instrument.unit, m.field_type.duration, p);
     let one = quote! {
         match #p::checked(#raw, #monotonic) {
             #p::Ok(__v) => #call,

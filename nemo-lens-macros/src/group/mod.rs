@@ -4,11 +4,11 @@
 //! the `Attributes` impl that the flattening struct's record path calls.
 
 use proc_macro2::TokenStream;
-use quote::{quote, quote_spanned, ToTokens};
-use syn::spanned::Spanned;
+use quote::{quote, ToTokens};
 use syn::{Data, DeriveInput, Fields, LitStr, Path};
 
 use crate::ctxt::Ctxt;
+use crate::expand::attribute;
 use crate::expand::setters::attribute_setter;
 use crate::model::AttributeDecl;
 use crate::{messages, parse, validate};
@@ -162,40 +162,22 @@ fn expand(input: &DeriveInput, krate: &Path, members: &[Member]) -> TokenStream 
     let p = quote!(#krate::__private);
     let ident = &input.ident;
     let keys = members.iter().map(|m| m.decl.key.value());
-    let descriptors = members.iter().map(|m| {
-        let key = m.decl.key.value();
-        let ty = m.inner_ty;
-        let values = quote_spanned!(ty.span()=> <#ty as #p::AttributeValue>::FIXED_VALUES);
-        let default = match &m.decl.default {
-            Some(d) => quote!(#p::Some(#d)),
-            None => quote!(#p::None),
-        };
-        quote!(#p::AttributeDescriptor { key: #key, values: #values, default: #default })
+    let fields: Vec<attribute::Field> = members
+        .iter()
+        .map(|m| attribute::Field {
+            receiver: quote!(self),
+            ident: m.ident,
+            ty: m.inner_ty,
+            key: m.decl.key.value(),
+            default: m.decl.default.as_ref(),
+        })
+        .collect();
+    let descriptors = fields.iter().map(|f| f.descriptor(&p));
+    let parts = fields.iter().enumerate().map(|(i, f)| {
+        let part = f.key_part(&p);
+        quote!(parts[#i] = #part;)
     });
-    let parts = members.iter().enumerate().map(|(i, m)| {
-        let field = m.ident;
-        let key_part = quote_spanned!(m.inner_ty.span()=> #p::AttributeValue::key_part);
-        let default = m
-            .decl
-            .default
-            .as_ref()
-            .map(|d| quote!(.or(#p::Some(#p::KeyPart::Str(#d)))));
-        quote!(parts[#i] = self.#field.as_ref().and_then(#key_part)#default;)
-    });
-    let pushes = members.iter().map(|m| {
-        let field = m.ident;
-        let key = m.decl.key.value();
-        let to_value = quote_spanned!(m.inner_ty.span()=> #p::AttributeValue::to_value);
-        let fallback =
-            m.decl.default.as_ref().map(
-                |default| quote!(else { attributes.push(#p::KeyValue::new(#key, #default)); }),
-            );
-        quote! {
-            if let #p::Some(__value) = self.#field.as_ref().and_then(#to_value) {
-                attributes.push(#p::KeyValue::new(#key, __value));
-            } #fallback
-        }
-    });
+    let pushes = fields.iter().map(|f| f.push(&quote!(attributes), &p));
     let setters = members.iter().map(|m| {
         let doc = format!("Sets [`{0}`](Self::{0}).", m.ident);
         attribute_setter(m.ident, &m.field.vis, m.inner_ty, &doc, &p)
