@@ -1,12 +1,10 @@
 //! `#[instruments(guard)]`: one record per guard however it ends, the
 //! elapsed time, and the in-flight count back to zero.
 
-mod support;
-
 use std::time::Duration;
 
+use nemo_lens::testing::Capture;
 use nemo_lens::Instruments;
-use support::{Harness, Value};
 
 /// One job of a worker.
 #[derive(Instruments, Default)]
@@ -29,68 +27,76 @@ struct Job {
     error_type: Option<String>,
 }
 
-/// (count, sum) of the duration histogram series whose `error.type` is
-/// `error` (None: no error.type).
-fn durations(h: &Harness, error: Option<&str>) -> Option<(u64, f64)> {
-    h.points_of("app.job.duration")
-        .into_iter()
-        .find(|p| p.str_attr("error.type") == error)
-        .map(|p| match p.value {
-            Value::Histogram { count, sum, .. } => (count, sum),
-            _ => unreachable!(),
-        })
+const DURATION: &str = "app.job.duration";
+
+/// Durations recorded with `error.type = error`.
+fn ended_with(c: &Capture, error: &str) -> Option<f64> {
+    c.count(DURATION, &[("error.type", error)])
 }
 
-fn active(h: &Harness) -> f64 {
-    let points = h.points_of("app.jobs.active");
-    assert_eq!(points.len(), 1, "one series: {points:?}");
-    assert!(points[0].attributes.is_empty(), "{points:?}");
-    points[0].number()
+/// The in-flight count, which must be one series without attributes: the
+/// +1 and the -1 land on the same one whatever the job set in between.
+fn active(c: &Capture) -> Option<f64> {
+    let exposition = c.exposition();
+    let series: Vec<&str> = exposition
+        .lines()
+        .filter(|l| l.starts_with("app_jobs_active"))
+        .collect();
+    assert_eq!(series.len(), 1, "one series: {series:?}");
+    assert!(
+        series[0].starts_with("app_jobs_active{otel_scope_name=\"nemo.lens\"} "),
+        "no attribute on the in-flight count: {series:?}"
+    );
+    c.sum("app.jobs.active", &[])
 }
 
 #[test]
 fn finish_records_once_with_the_elapsed_time() {
-    let h = Harness::new();
-    let mut job = Job::start(&h.meter);
-    assert_eq!(active(&h), 1.0, "in flight while it runs");
+    let c = Capture::new();
+    let mut job = Job::start(c.meter());
+    assert_eq!(active(&c), Some(1.0), "in flight while it runs");
     job.queue = Some("math".into());
     job.items = Some(3);
     std::thread::sleep(Duration::from_millis(20));
     job.finish();
 
-    let (count, sum) = durations(&h, None).expect("a duration without error.type");
-    assert_eq!(count, 1);
-    assert!((20.0..2_000.0).contains(&sum), "{sum} ms");
-    let items = h.points_of("app.job.items");
-    assert_eq!(items[0].str_attr("app.queue"), Some("math"));
-    assert_eq!(items[0].number(), 3.0);
-    assert_eq!(active(&h), 0.0, "back to zero");
+    assert_eq!(c.count(DURATION, &[]), Some(1.0), "recorded once");
+    assert_eq!(c.count(DURATION, &[("app.queue", "math")]), Some(1.0));
+    assert!(
+        !c.exposition().contains("error_type"),
+        "a finished job has no error.type"
+    );
+    let ms = c.sum(DURATION, &[]).unwrap();
+    assert!((20.0..2_000.0).contains(&ms), "{ms} ms");
+    assert_eq!(c.sum("app.job.items", &[("app.queue", "math")]), Some(3.0));
+    assert_eq!(active(&c), Some(0.0), "back to zero");
 }
 
 #[test]
 fn fail_sets_the_error_type() {
-    let h = Harness::new();
-    let job = Job::start(&h.meter);
+    let c = Capture::new();
+    let job = Job::start(c.meter());
     job.fail("timeout");
-    assert_eq!(durations(&h, Some("timeout")).map(|d| d.0), Some(1));
-    assert_eq!(durations(&h, None), None);
-    assert_eq!(active(&h), 0.0);
+    assert_eq!(ended_with(&c, "timeout"), Some(1.0));
+    assert_eq!(c.count(DURATION, &[]), Some(1.0), "and nothing else");
+    assert_eq!(active(&c), Some(0.0));
 }
 
 #[test]
 fn a_dropped_guard_records_its_on_drop_value() {
-    let h = Harness::new();
+    let c = Capture::new();
     {
-        let _job = Job::start(&h.meter);
+        let _job = Job::start(c.meter());
     }
-    assert_eq!(durations(&h, Some("cancelled")).map(|d| d.0), Some(1));
-    assert_eq!(active(&h), 0.0);
+    assert_eq!(ended_with(&c, "cancelled"), Some(1.0));
+    assert_eq!(c.count(DURATION, &[]), Some(1.0));
+    assert_eq!(active(&c), Some(0.0));
 }
 
 #[test]
 fn a_panic_inside_a_task_ends_the_guard_once() {
-    let h = Harness::new();
-    let meter = h.meter.clone();
+    let c = Capture::new();
+    let meter = c.meter().clone();
     let result = std::thread::spawn(move || {
         let mut job = Job::start(&meter);
         job.items = Some(1);
@@ -98,23 +104,24 @@ fn a_panic_inside_a_task_ends_the_guard_once() {
     })
     .join();
     assert!(result.is_err());
-    assert_eq!(durations(&h, Some("cancelled")).map(|d| d.0), Some(1));
+    assert_eq!(ended_with(&c, "cancelled"), Some(1.0));
+    assert_eq!(c.count(DURATION, &[]), Some(1.0));
     assert_eq!(
-        h.points_of("app.job.items")[0].number(),
-        1.0,
+        c.sum("app.job.items", &[]),
+        Some(1.0),
         "set before the panic"
     );
-    assert_eq!(active(&h), 0.0);
+    assert_eq!(active(&c), Some(0.0));
 }
 
 #[test]
 fn a_cancelled_future_ends_the_guard() {
-    let h = Harness::new();
+    let c = Capture::new();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .build()
         .unwrap();
-    let meter = h.meter.clone();
+    let meter = c.meter().clone();
     runtime.block_on(async move {
         let work = async {
             let job = Job::start(&meter);
@@ -125,19 +132,26 @@ fn a_cancelled_future_ends_the_guard() {
         let timed_out = tokio::time::timeout(Duration::from_millis(10), work).await;
         assert!(timed_out.is_err());
     });
-    assert_eq!(durations(&h, Some("cancelled")).map(|d| d.0), Some(1));
-    assert_eq!(active(&h), 0.0);
+    assert_eq!(ended_with(&c, "cancelled"), Some(1.0));
+    assert_eq!(active(&c), Some(0.0));
 }
 
 #[test]
 fn an_explicit_error_type_is_kept_on_drop() {
-    let h = Harness::new();
+    let c = Capture::new();
     {
-        let mut job = Job::start(&h.meter);
+        let mut job = Job::start(c.meter());
         job.error_type = Some("oom".into());
     }
-    assert_eq!(durations(&h, Some("oom")).map(|d| d.0), Some(1));
-    assert_eq!(durations(&h, Some("cancelled")), None);
+    assert_eq!(ended_with(&c, "oom"), Some(1.0));
+    assert_eq!(ended_with(&c, "cancelled"), None);
+}
+
+#[test]
+fn a_disabled_meter_records_nothing_and_reads_no_clock() {
+    let job = Job::start(&nemo_lens::Meter::noop());
+    assert_eq!(job.elapsed(), Duration::ZERO);
+    job.finish();
 }
 
 #[test]

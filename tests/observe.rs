@@ -1,13 +1,11 @@
 //! `#[instruments(observe)]`: a set's gauges and sums reported from one
 //! source per collection; a series the source stops returning ends.
 
-mod support;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+use nemo_lens::testing::Capture;
 use nemo_lens::{AttributeValue, Instruments};
-use support::Harness;
 
 #[derive(AttributeValue, Clone, Copy, Debug)]
 #[attribute_value(rename_all = "lowercase")]
@@ -34,24 +32,18 @@ struct QueueState {
     queue: Option<Queue>,
 }
 
-fn values(h: &Harness, name: &str) -> Vec<(String, f64)> {
-    let mut v: Vec<_> = h
-        .points_of(name)
-        .into_iter()
-        .map(|p| {
-            (
-                p.str_attr("app.queue.name").unwrap_or("").to_owned(),
-                p.number(),
-            )
-        })
-        .collect();
-    v.sort_by(|a, b| a.0.cmp(&b.0));
-    v
+/// The value of `name` on the math and the code queue.
+fn values(c: &Capture, name: &str) -> [Option<f64>; 2] {
+    let read = |queue| match name {
+        "app.queue.waiting" => c.last_value(name, &[("app.queue.name", queue)]),
+        _ => c.sum(name, &[("app.queue.name", queue)]),
+    };
+    [read("math"), read("code")]
 }
 
 #[test]
 fn series_appear_and_end_with_what_the_source_returns() {
-    let h = Harness::new();
+    let c = Capture::new();
     let state = Arc::new(Mutex::new(vec![
         QueueState::default()
             .queue(Queue::Math)
@@ -66,35 +58,32 @@ fn series_appear_and_end_with_what_the_source_returns() {
     ]));
     let calls = Arc::new(AtomicUsize::new(0));
     let (source, counted) = (Arc::clone(&state), Arc::clone(&calls));
-    QueueState::observe(&h.meter, move || {
+    QueueState::observe(c.meter(), move || {
         counted.fetch_add(1, Ordering::Relaxed);
         source.lock().unwrap().clone()
     });
 
-    assert_eq!(
-        values(&h, "app.queue.waiting"),
-        [("code".into(), 1.0), ("math".into(), 3.0)]
-    );
-    assert_eq!(
-        values(&h, "app.queue.served"),
-        [("code".into(), 4.0), ("math".into(), 10.0)]
-    );
-    assert_eq!(
-        values(&h, "app.queue.busy"),
-        [("code".into(), 1.0), ("math".into(), 2.0)]
-    );
-    // values() collected three times; the source ran once per collection.
-    assert_eq!(calls.load(Ordering::Relaxed), 3);
+    assert_eq!(values(&c, "app.queue.waiting"), [Some(3.0), Some(1.0)]);
+    assert_eq!(values(&c, "app.queue.served"), [Some(10.0), Some(4.0)]);
+    assert_eq!(values(&c, "app.queue.busy"), [Some(2.0), Some(1.0)]);
+    // Six queries, each a collection: the source ran once for each, not
+    // once per instrument.
+    assert_eq!(calls.load(Ordering::Relaxed), 6);
 
     // The code queue goes away; math moves on.
     *state.lock().unwrap() = vec![QueueState::default()
         .queue(Queue::Math)
         .waiting(0)
         .served(12)];
-    assert_eq!(values(&h, "app.queue.waiting"), [("math".into(), 0.0)]);
-    assert_eq!(values(&h, "app.queue.served"), [("math".into(), 12.0)]);
+    assert_eq!(values(&c, "app.queue.waiting"), [Some(0.0), None]);
+    assert_eq!(values(&c, "app.queue.served"), [Some(12.0), None]);
     // A field left None is not reported: busy has no series this time.
-    assert_eq!(values(&h, "app.queue.busy"), []);
+    assert_eq!(values(&c, "app.queue.busy"), [None, None]);
+    assert!(
+        !c.exposition().contains("app_queue_name=\"code\""),
+        "the code queue's series ended:\n{}",
+        c.exposition()
+    );
 }
 
 #[test]

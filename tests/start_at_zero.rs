@@ -1,10 +1,8 @@
 //! `start_at_zero`: every series of a counter exists at 0 before its first
 //! event, one per combination of its enum attribute values.
 
-mod support;
-
+use nemo_lens::testing::Capture;
 use nemo_lens::{AttributeValue, Instruments};
-use support::Harness;
 
 /// How a rollout ended.
 #[derive(AttributeValue, Clone, Copy, Debug, PartialEq)]
@@ -38,71 +36,58 @@ struct Rollouts {
     started: Option<u64>,
 }
 
-fn series(h: &Harness, name: &str) -> Vec<(String, f64)> {
-    let mut series: Vec<(String, f64)> = h
-        .points_of(name)
-        .into_iter()
-        .map(|p| {
-            let attrs = p
-                .attributes
-                .iter()
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect::<Vec<_>>()
-                .join(",");
-            (attrs, p.number())
-        })
-        .collect();
-    series.sort_by(|a, b| a.0.cmp(&b.0));
-    series
+/// The exposition's series of the family `family`, without the scope label.
+fn series(c: &Capture, family: &str) -> Vec<String> {
+    c.exposition()
+        .lines()
+        .filter(|l| l.starts_with(&format!("{family}{{")))
+        .map(|l| l.replace(",otel_scope_name=\"nemo.lens\"", ""))
+        .collect()
 }
 
 #[test]
 fn every_combination_of_enum_values_starts_at_zero() {
-    let h = Harness::new();
-    Rollouts::start_at_zero(&h.meter);
+    let c = Capture::new();
+    Rollouts::start_at_zero(c.meter());
 
-    let finished = series(&h, "app.rollout.finished");
-    // 3 outcomes x 2 retry values.
-    assert_eq!(finished.len(), 6, "{finished:?}");
-    assert!(finished.iter().all(|(_, v)| *v == 0.0), "{finished:?}");
-    for outcome in ["success", "failure", "timed_out"] {
-        for retry in ["false", "true"] {
-            let want = format!("app.rollout.outcome={outcome},app.rollout.retry={retry}");
-            assert!(
-                finished.iter().any(|(a, _)| *a == want),
-                "{want} in {finished:?}"
-            );
-        }
-    }
-    // Attributes scoped away leave one series; static ones are on it.
+    // 3 outcomes x 2 retry values, all at zero.
     assert_eq!(
-        series(&h, "app.rollout.running"),
-        vec![(String::new(), 0.0)]
+        series(&c, "app_rollout_finished_total"),
+        [
+            r#"app_rollout_finished_total{app_rollout_outcome="failure",app_rollout_retry="false"} 0"#,
+            r#"app_rollout_finished_total{app_rollout_outcome="failure",app_rollout_retry="true"} 0"#,
+            r#"app_rollout_finished_total{app_rollout_outcome="success",app_rollout_retry="false"} 0"#,
+            r#"app_rollout_finished_total{app_rollout_outcome="success",app_rollout_retry="true"} 0"#,
+            r#"app_rollout_finished_total{app_rollout_outcome="timed_out",app_rollout_retry="false"} 0"#,
+            r#"app_rollout_finished_total{app_rollout_outcome="timed_out",app_rollout_retry="true"} 0"#,
+        ]
     );
+    // Attributes scoped away leave one series; static ones are on it.
+    assert_eq!(c.sum("app.rollout.running", &[]), Some(0.0));
+    assert_eq!(series(&c, "app_rollout_running").len(), 1);
     assert_eq!(
-        series(&h, "app.env.started"),
-        vec![("app.env.kind=sandbox".to_owned(), 0.0)]
+        c.sum("app.env.started", &[("app.env.kind", "sandbox")]),
+        Some(0.0)
     );
     // Not a start_at_zero instrument: nothing recorded.
-    assert!(h.points_of("app.rollout.duration").is_empty());
+    assert_eq!(c.count("app.rollout.duration", &[]), None);
 }
 
 #[test]
 fn events_after_the_start_add_to_the_zero_series() {
-    let h = Harness::new();
-    Rollouts::start_at_zero(&h.meter);
+    let c = Capture::new();
+    Rollouts::start_at_zero(c.meter());
     Rollouts::default()
         .finished(1)
         .outcome(Outcome::TimedOut)
         .retry(true)
-        .record(&h.meter);
-    let finished = series(&h, "app.rollout.finished");
+        .record(c.meter());
+    let finished = series(&c, "app_rollout_finished_total");
     assert_eq!(finished.len(), 6, "no new series: {finished:?}");
-    let total: f64 = finished.iter().map(|(_, v)| v).sum();
-    assert_eq!(total, 1.0);
-    let timed_out = finished
-        .iter()
-        .find(|(a, _)| a.contains("=timed_out") && a.contains("retry=true"))
-        .unwrap();
-    assert_eq!(timed_out.1, 1.0);
+    assert_eq!(c.sum("app.rollout.finished", &[]), Some(1.0));
+    let timed_out = [
+        ("app.rollout.outcome", "timed_out"),
+        ("app.rollout.retry", "true"),
+    ];
+    assert_eq!(c.sum("app.rollout.finished", &timed_out), Some(1.0));
 }

@@ -1,5 +1,14 @@
 //! What both request guards share: hold a set's fields and the timing, and
 //! record exactly once, on finish, on failure, or on drop.
+//!
+//! They are not `#[instruments(guard)]` guards, for three reasons: they
+//! measure inside the lifecycle (time to first token, time per output
+//! token, the gap before each chunk) where a generated guard measures only
+//! start to end; their sets keep Python's `f64` seconds fields
+//! (`request_duration_s`), where `elapsed` takes a `Duration`; and a failure
+//! changes what is recorded (no output tokens or timings), not only
+//! `error.type`. `ScheduledRequest` moves between two gauges, where a
+//! generated guard holds one `in_flight` count.
 
 use std::time::Instant;
 
@@ -132,3 +141,56 @@ macro_rules! guard_setters {
 }
 
 pub(crate) use guard_setters;
+
+/// How a guard starts and ends, the same for both guards (written once so
+/// that what `finish`, `fail` and their `_at` twins record cannot drift
+/// apart): `$noun` names what the guard measures in the docs, `$began` what
+/// happened at its start ("arrived", "was sent").
+macro_rules! lifecycle {
+    ($guard:ident, $noun:literal, $began:literal) => {
+        impl $guard {
+            #[doc = concat!("Starts measuring a ", $noun, " now.")]
+            pub fn start(meter: &Meter) -> Self {
+                let now = meter.is_enabled().then(Instant::now);
+                $guard {
+                    guard: Guard::start(meter, now),
+                }
+            }
+
+            #[doc = concat!("Starts measuring a ", $noun, " that ", $began, " at `at`.")]
+            pub fn start_at(meter: &Meter, at: Instant) -> Self {
+                $guard {
+                    guard: Guard::start(meter, Some(at)),
+                }
+            }
+
+            #[doc = concat!("Ends the ", $noun, " successfully now.")]
+            pub fn finish(self) {
+                let now = self.guard.now();
+                self.guard.end(now, None);
+            }
+
+            #[doc = concat!("Ends the ", $noun, " successfully at `at`.")]
+            pub fn finish_at(self, at: Instant) {
+                self.guard.end(Some(at), None);
+            }
+
+            #[doc = concat!(
+                        "Ends the ", $noun, " now as failed with `error_type` (`timeout`, ",
+                        "`cancelled`, an exception or status name); an empty one is recorded ",
+                        "as `_OTHER`."
+                    )]
+            pub fn fail(self, error_type: impl Into<StringValue>) {
+                let now = self.guard.now();
+                self.guard.end(now, Some(error_type.into()));
+            }
+
+            #[doc = concat!("Ends the ", $noun, " at `at` as failed with `error_type`.")]
+            pub fn fail_at(self, error_type: impl Into<StringValue>, at: Instant) {
+                self.guard.end(Some(at), Some(error_type.into()));
+            }
+        }
+    };
+}
+
+pub(crate) use lifecycle;

@@ -6,7 +6,7 @@ use nemo_lens_core::{Instruments, Meter};
 use opentelemetry::StringValue;
 
 use crate::genai::ModelCallMetrics;
-use crate::guard::{guard_setters, Ended, Guard};
+use crate::guard::{guard_setters, lifecycle, Ended, Guard};
 use crate::timing::Measured;
 use crate::TokenModality;
 
@@ -27,6 +27,9 @@ use crate::TokenModality;
 /// +30 and +100 ms record 0.020 s and 0.070 s. The gaps are kept by the
 /// guard (8 bytes a chunk) and recorded when the call finishes, with the
 /// attributes the call ends with (`response_model` set mid-stream included).
+///
+/// A failed call records its operation duration with `error.type` and the
+/// token counts that were set (a provider may bill a failed call).
 ///
 /// A call that fails or is dropped records no chunk timings: neither its
 /// time to first chunk nor the gaps of the chunks it did receive. Like the
@@ -51,22 +54,9 @@ pub struct ModelCall {
     guard: Guard<ModelCallMetrics>,
 }
 
+lifecycle!(ModelCall, "call", "was sent");
+
 impl ModelCall {
-    /// Starts measuring a call now.
-    pub fn start(meter: &Meter) -> Self {
-        let now = meter.is_enabled().then(Instant::now);
-        ModelCall {
-            guard: Guard::start(meter, now),
-        }
-    }
-
-    /// Starts measuring a call that was sent at `at`.
-    pub fn start_at(meter: &Meter, at: Instant) -> Self {
-        ModelCall {
-            guard: Guard::start(meter, Some(at)),
-        }
-    }
-
     guard_setters! {
         /// Sets the requested model (`gen_ai.request.model`).
         model in base: into StringValue;
@@ -111,30 +101,6 @@ impl ModelCall {
     #[inline]
     pub fn chunk_at(&mut self, at: Instant) {
         self.guard.timing.output_at(at);
-    }
-
-    /// Ends the call successfully now.
-    pub fn finish(self) {
-        let now = self.guard.now();
-        self.guard.end(now, None);
-    }
-
-    /// Ends the call successfully at `at`.
-    pub fn finish_at(self, at: Instant) {
-        self.guard.end(Some(at), None);
-    }
-
-    /// Ends the call now as failed with `error_type`: the operation duration
-    /// with `error.type`, and the token counts that were set (a provider
-    /// may bill a failed call); no chunk timings.
-    pub fn fail(self, error_type: impl Into<StringValue>) {
-        let now = self.guard.now();
-        self.guard.end(now, Some(error_type.into()));
-    }
-
-    /// Ends the call at `at` as failed with `error_type`.
-    pub fn fail_at(self, error_type: impl Into<StringValue>, at: Instant) {
-        self.guard.end(Some(at), Some(error_type.into()));
     }
 }
 

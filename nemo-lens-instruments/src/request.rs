@@ -6,7 +6,7 @@ use nemo_lens_core::{Instruments, Meter};
 use opentelemetry::StringValue;
 
 use crate::genai::InferenceMetrics;
-use crate::guard::{guard_setters, Ended, Guard};
+use crate::guard::{guard_setters, lifecycle, Ended, Guard};
 use crate::timing::Measured;
 use crate::TokenModality;
 
@@ -51,22 +51,9 @@ pub struct InferenceRequest {
     guard: Guard<InferenceMetrics>,
 }
 
+lifecycle!(InferenceRequest, "request", "arrived");
+
 impl InferenceRequest {
-    /// Starts measuring a request now.
-    pub fn start(meter: &Meter) -> Self {
-        let now = meter.is_enabled().then(Instant::now);
-        InferenceRequest {
-            guard: Guard::start(meter, now),
-        }
-    }
-
-    /// Starts measuring a request that arrived at `at`.
-    pub fn start_at(meter: &Meter, at: Instant) -> Self {
-        InferenceRequest {
-            guard: Guard::start(meter, Some(at)),
-        }
-    }
-
     guard_setters! {
         /// Sets the requested model (`gen_ai.request.model`).
         model in base: into StringValue;
@@ -120,29 +107,6 @@ impl InferenceRequest {
     #[inline]
     pub fn add_output_tokens(&mut self, tokens: u64) {
         self.guard.timing.add_outputs(tokens);
-    }
-
-    /// Ends the request successfully now.
-    pub fn finish(self) {
-        let now = self.guard.now();
-        self.guard.end(now, None);
-    }
-
-    /// Ends the request successfully at `at`.
-    pub fn finish_at(self, at: Instant) {
-        self.guard.end(Some(at), None);
-    }
-
-    /// Ends the request now as failed with `error_type` (`timeout`,
-    /// `cancelled`, an exception or status name).
-    pub fn fail(self, error_type: impl Into<StringValue>) {
-        let now = self.guard.now();
-        self.guard.end(now, Some(error_type.into()));
-    }
-
-    /// Ends the request at `at` as failed with `error_type`.
-    pub fn fail_at(self, error_type: impl Into<StringValue>, at: Instant) {
-        self.guard.end(Some(at), Some(error_type.into()));
     }
 }
 

@@ -21,6 +21,16 @@ use super::gpu::Gpus;
 /// absent (one `debug` line says why). On a meter that records nothing, no
 /// thread is started.
 ///
+/// It samples on a thread of its own rather than as an observed set
+/// (`#[instruments(observe)]`), because CPU percent is a rate over the time
+/// since the previous read. Observed, that time would be whatever separates
+/// two collections of any reader: with a Prometheus scrape every 15 s and an
+/// OTLP export every 60 s the windows alternate, and a collection shortly
+/// after another reads a window below [`MIN_INTERVAL`](Self::MIN_INTERVAL),
+/// where the operating system's counters have not moved. The NVML reads
+/// (milliseconds per GPU) would also run inside every scrape. The thread
+/// keeps one window, `interval`, whoever collects.
+///
 /// ```
 /// use std::time::Duration;
 /// use nemo_lens::instruments::gym::ProcessSampler;
