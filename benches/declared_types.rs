@@ -218,7 +218,10 @@ fn hand_written_guard(bencher: Bencher) {
         .i64_up_down_counter("bench.jobs.active")
         .with_unit("{job}")
         .build();
-    let items = otel.u64_counter("bench.job.items").with_unit("{item}").build();
+    let items = otel
+        .u64_counter("bench.job.items")
+        .with_unit("{item}")
+        .build();
     let run = || {
         let start = Instant::now();
         active.add(1, &[]);

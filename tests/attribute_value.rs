@@ -2,14 +2,12 @@
 //! `rename_all` and `rename`, the generated `ALL`, `as_str`, `Display` and
 //! fixed values, and what an `Instruments` set exports for an enum field.
 
-mod support;
-
 use nemo_lens::instruments::gym::{RetryReason, RolloutOutcome};
 use nemo_lens::instruments::serving::FinishReason;
 use nemo_lens::instruments::TokenModality;
 use nemo_lens::opentelemetry::Value;
+use nemo_lens::testing::Capture;
 use nemo_lens::{AttributeValue, FixedAttributeValue, Instruments, KeyPart};
-use support::Harness;
 
 macro_rules! convention {
     ($name:ident, $rule:literal) => {
@@ -174,8 +172,8 @@ struct JobMetrics {
 
 #[test]
 fn an_enum_attribute_field_exports_the_variant_wire_string() {
-    let harness = Harness::new();
-    let meter = &harness.meter;
+    let capture = Capture::new();
+    let meter = capture.meter();
     JobMetrics::default()
         .outcome(Outcome::TimedOut)
         .finished(2)
@@ -191,15 +189,23 @@ fn an_enum_attribute_field_exports_the_variant_wire_string() {
     // Without a value the attribute is omitted.
     JobMetrics::default().finished(4).record(meter);
 
-    let points = harness.points_of("app.job.finished");
-    assert_eq!(points.len(), 3, "{points:?}");
-    let count = |outcome: Option<&str>| {
-        points
-            .iter()
-            .find(|p| p.str_attr("app.job.outcome") == outcome)
-            .map(|p| (p.number(), p.attributes.len()))
-    };
-    assert_eq!(count(Some("timed_out")), Some((5.0, 1)));
-    assert_eq!(count(Some("error")), Some((1.0, 1)));
-    assert_eq!(count(None), Some((4.0, 0)));
+    let finished = |outcome| capture.sum("app.job.finished", &[("app.job.outcome", outcome)]);
+    assert_eq!(finished("timed_out"), Some(5.0));
+    assert_eq!(finished("error"), Some(1.0));
+    assert_eq!(capture.sum("app.job.finished", &[]), Some(10.0));
+    // Three series: one without the attribute, and each outcome.
+    let series: Vec<String> = capture
+        .exposition()
+        .lines()
+        .filter(|l| l.starts_with("app_job_finished_total{"))
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(
+        series,
+        [
+            r#"app_job_finished_total{otel_scope_name="nemo.lens"} 4"#,
+            r#"app_job_finished_total{app_job_outcome="error",otel_scope_name="nemo.lens"} 1"#,
+            r#"app_job_finished_total{app_job_outcome="timed_out",otel_scope_name="nemo.lens"} 5"#,
+        ]
+    );
 }

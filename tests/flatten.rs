@@ -2,10 +2,8 @@
 //! attributes (and defaults) go on every instrument, or on those `only(..)`
 //! names.
 
-mod support;
-
+use nemo_lens::testing::Capture;
 use nemo_lens::{Attributes, Instruments};
-use support::Harness;
 
 /// What every set of one service carries.
 #[derive(Attributes, Default, Clone, Debug)]
@@ -52,14 +50,19 @@ struct Batch {
     service: Service,
 }
 
-fn attrs(h: &Harness, name: &str) -> Vec<String> {
-    let mut all: Vec<String> = h
-        .points_of(name)
-        .iter()
-        .map(|p| {
-            p.attributes
-                .iter()
-                .map(|(k, v)| format!("{k}={v}"))
+/// The label sets of the series of `series` (a family's line name, e.g.
+/// `app_requests_total` or a histogram's `..._count`), sorted, without the
+/// scope label.
+fn labels(c: &Capture, series: &str) -> Vec<String> {
+    let mut all: Vec<String> = c
+        .exposition()
+        .lines()
+        .filter_map(|l| l.strip_prefix(series)?.strip_prefix('{'))
+        .map(|l| {
+            let labels = &l[..l.rfind('}').unwrap_or(0)];
+            labels
+                .split(',')
+                .filter(|label| !label.starts_with("otel_scope_name="))
                 .collect::<Vec<_>>()
                 .join(",")
         })
@@ -70,64 +73,73 @@ fn attrs(h: &Harness, name: &str) -> Vec<String> {
 
 #[test]
 fn a_flattened_group_goes_on_every_instrument_with_its_defaults() {
-    let h = Harness::new();
+    let c = Capture::new();
     let service = Service::default().model("llama-3-8b").port(8000);
     Request::default()
         .duration_s(0.25)
         .requests(1)
         .error("timeout")
         .service(service.clone())
-        .record(&h.meter);
+        .record(c.meter());
     assert_eq!(
-        attrs(&h, "app.request.duration"),
-        ["cloud.region=local,error.type=timeout,gen_ai.request.model=llama-3-8b,server.port=8000"]
+        labels(&c, "app_request_duration_seconds_count"),
+        [
+            r#"cloud_region="local",error_type="timeout",gen_ai_request_model="llama-3-8b",server_port="8000""#
+        ]
     );
     // error.type is scoped to the duration; the group is not.
     assert_eq!(
-        attrs(&h, "app.requests"),
-        ["cloud.region=local,gen_ai.request.model=llama-3-8b,server.port=8000"]
+        labels(&c, "app_requests_total"),
+        [r#"cloud_region="local",gen_ai_request_model="llama-3-8b",server_port="8000""#]
     );
     // An unset group still carries its defaults.
-    Request::default().requests(2).record(&h.meter);
-    let requests = attrs(&h, "app.requests");
-    assert_eq!(requests.len(), 2, "{requests:?}");
-    assert!(
-        requests.contains(&"cloud.region=local".to_owned()),
-        "{requests:?}"
+    Request::default().requests(2).record(c.meter());
+    assert_eq!(
+        labels(&c, "app_requests_total"),
+        [
+            r#"cloud_region="local""#,
+            r#"cloud_region="local",gen_ai_request_model="llama-3-8b",server_port="8000""#,
+        ]
+    );
+    assert_eq!(
+        c.sum("app.requests", &[("server.port", "8000")]),
+        Some(1.0),
+        "an integer attribute matches its decimal text"
     );
 }
 
 #[test]
 fn flatten_only_scopes_the_group() {
-    let h = Harness::new();
+    let c = Capture::new();
     Batch::default()
         .size(8)
         .active(1)
         .service(Service::default().region("eu-west-1"))
-        .record(&h.meter);
-    assert_eq!(attrs(&h, "app.batch.size"), ["cloud.region=eu-west-1"]);
-    assert_eq!(attrs(&h, "app.batches.active"), [""]);
+        .record(c.meter());
+    assert_eq!(
+        labels(&c, "app_batch_size_count"),
+        [r#"cloud_region="eu-west-1""#]
+    );
+    assert_eq!(labels(&c, "app_batches_active"), [""]);
 }
 
 #[test]
 fn the_unbound_path_past_the_limit_exports_the_same_attributes() {
-    let h = Harness::new();
+    let c = Capture::new();
     // More distinct combinations than the bound-handle map keeps.
     let limit = nemo_lens::__private::BOUND_LIMIT;
     for i in 0..(limit + 3) {
         Request::default()
             .requests(1)
             .service(Service::default().model(format!("m{i}")))
-            .record(&h.meter);
+            .record(c.meter());
     }
     let last = format!("m{}", limit + 2);
-    let points = h.points_of("app.requests");
-    let point = points
-        .iter()
-        .find(|p| p.str_attr("gen_ai.request.model") == Some(last.as_str()))
-        .expect("the last model's series");
-    assert_eq!(point.str_attr("cloud.region"), Some("local"));
-    assert_eq!(point.number(), 1.0);
+    let series = [
+        ("gen_ai.request.model", last.as_str()),
+        ("cloud.region", "local"),
+    ];
+    assert_eq!(c.sum("app.requests", &series), Some(1.0));
 }
 
 #[test]
