@@ -50,25 +50,17 @@ struct Batch {
     service: Service,
 }
 
-/// The label sets of the series of `series` (a family's line name, e.g.
-/// `app_requests_total` or a histogram's `..._count`), sorted, without the
-/// scope label.
-fn labels(c: &Capture, series: &str) -> Vec<String> {
-    let mut all: Vec<String> = c
-        .exposition()
-        .lines()
-        .filter_map(|l| l.strip_prefix(series)?.strip_prefix('{'))
-        .map(|l| {
-            let labels = &l[..l.rfind('}').unwrap_or(0)];
-            labels
-                .split(',')
-                .filter(|label| !label.starts_with("otel_scope_name="))
+/// The attribute sets of `name`'s series, each as `key=value,..`.
+fn attrs(c: &Capture, name: &str) -> Vec<String> {
+    c.attribute_sets(name)
+        .into_iter()
+        .map(|set| {
+            set.iter()
+                .map(|(k, v)| format!("{k}={v}"))
                 .collect::<Vec<_>>()
                 .join(",")
         })
-        .collect();
-    all.sort();
-    all
+        .collect()
 }
 
 #[test]
@@ -82,23 +74,21 @@ fn a_flattened_group_goes_on_every_instrument_with_its_defaults() {
         .service(service.clone())
         .record(c.meter());
     assert_eq!(
-        labels(&c, "app_request_duration_seconds_count"),
-        [
-            r#"cloud_region="local",error_type="timeout",gen_ai_request_model="llama-3-8b",server_port="8000""#
-        ]
+        attrs(&c, "app.request.duration"),
+        ["cloud.region=local,error.type=timeout,gen_ai.request.model=llama-3-8b,server.port=8000"]
     );
     // error.type is scoped to the duration; the group is not.
     assert_eq!(
-        labels(&c, "app_requests_total"),
-        [r#"cloud_region="local",gen_ai_request_model="llama-3-8b",server_port="8000""#]
+        attrs(&c, "app.requests"),
+        ["cloud.region=local,gen_ai.request.model=llama-3-8b,server.port=8000"]
     );
     // An unset group still carries its defaults.
     Request::default().requests(2).record(c.meter());
     assert_eq!(
-        labels(&c, "app_requests_total"),
+        attrs(&c, "app.requests"),
         [
-            r#"cloud_region="local""#,
-            r#"cloud_region="local",gen_ai_request_model="llama-3-8b",server_port="8000""#,
+            "cloud.region=local",
+            "cloud.region=local,gen_ai.request.model=llama-3-8b,server.port=8000",
         ]
     );
     assert_eq!(
@@ -116,11 +106,8 @@ fn flatten_only_scopes_the_group() {
         .active(1)
         .service(Service::default().region("eu-west-1"))
         .record(c.meter());
-    assert_eq!(
-        labels(&c, "app_batch_size_count"),
-        [r#"cloud_region="eu-west-1""#]
-    );
-    assert_eq!(labels(&c, "app_batches_active"), [""]);
+    assert_eq!(attrs(&c, "app.batch.size"), ["cloud.region=eu-west-1"]);
+    assert_eq!(attrs(&c, "app.batches.active"), [""]);
 }
 
 #[test]

@@ -121,6 +121,51 @@ impl Capture {
         self.query(name, attributes, Query::Count)
     }
 
+    /// The attributes of each point (each series) of the instrument `name`:
+    /// `(key, value)` pairs sorted by key, values in their exported (label)
+    /// spelling, the sets sorted. Empty when `name` recorded nothing. For
+    /// asserting which series exist, attributes and all, where the value
+    /// queries add matching points up.
+    ///
+    /// ```
+    /// use nemo_lens::testing::Capture;
+    /// use nemo_lens::Instruments;
+    ///
+    /// /// Requests served.
+    /// #[derive(Instruments, Default)]
+    /// struct Served {
+    ///     /// Requests served.
+    ///     #[counter("app.requests", unit = "{request}")]
+    ///     requests: Option<u64>,
+    ///     /// The serving port.
+    ///     #[attribute("server.port")]
+    ///     port: Option<u16>,
+    /// }
+    ///
+    /// let capture = Capture::new();
+    /// Served::default().requests(1).port(8000).record(capture.meter());
+    /// Served::default().requests(1).record(capture.meter());
+    /// assert_eq!(
+    ///     capture.attribute_sets("app.requests"),
+    ///     [vec![], vec![("server.port".to_owned(), "8000".to_owned())]]
+    /// );
+    /// ```
+    pub fn attribute_sets(&self, name: &str) -> Vec<Vec<(String, String)>> {
+        let collected = self.collect();
+        let mut sets = Vec::new();
+        for scope in collected.scope_metrics() {
+            for metric in scope.metrics().filter(|m| m.name() == name) {
+                match metric.data() {
+                    AggregatedMetrics::F64(data) => point_attributes(data, &mut sets),
+                    AggregatedMetrics::U64(data) => point_attributes(data, &mut sets),
+                    AggregatedMetrics::I64(data) => point_attributes(data, &mut sets),
+                }
+            }
+        }
+        sets.sort();
+        sets
+    }
+
     /// Everything recorded so far as the Prometheus exporter writes it in
     /// the text format: families sorted by name, series by their label
     /// values, no timestamps. There is no `target_info` family and no
@@ -235,6 +280,29 @@ fn matching<T: Copy>(
             .collect(),
         (MetricData::Histogram(_) | MetricData::ExponentialHistogram(_), _) => {
             wrong("a histogram", "count or sum")
+        }
+    }
+}
+
+/// Pushes the attributes of each point of `data` onto `sets`, sorted by key.
+fn point_attributes<T>(data: &MetricData<T>, sets: &mut Vec<Vec<(String, String)>>) {
+    let set = |attributes: &mut dyn Iterator<Item = &KeyValue>| {
+        let mut set: Vec<(String, String)> = attributes
+            .map(|kv| (kv.key.to_string(), kv.value.to_string()))
+            .collect();
+        set.sort();
+        set
+    };
+    match data {
+        MetricData::Gauge(gauge) => {
+            sets.extend(gauge.data_points().map(|p| set(&mut p.attributes())));
+        }
+        MetricData::Sum(sum) => sets.extend(sum.data_points().map(|p| set(&mut p.attributes()))),
+        MetricData::Histogram(histogram) => {
+            sets.extend(histogram.data_points().map(|p| set(&mut p.attributes())));
+        }
+        MetricData::ExponentialHistogram(histogram) => {
+            sets.extend(histogram.data_points().map(|p| set(&mut p.attributes())));
         }
     }
 }
