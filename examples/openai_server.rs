@@ -9,12 +9,16 @@
 //!     --ttft-ms 40 --itl-ms 8 --max-running 4
 //! ```
 //!
-//! It serves `GET /v1/models`, `POST /v1/chat/completions` and
-//! `POST /v1/completions` (streamed with `"stream": true`, else one JSON
-//! reply; `max_completion_tokens` or `max_tokens` words, 16 by default, each
-//! a token, the first after `--ttft-ms` and the others `--itl-ms` apart;
-//! `usage` in the final chunk) and `GET /metrics`, on 127.0.0.1. At most
-//! `--max-running` requests generate at once; the others wait in a queue.
+//! It serves `GET /v1/models`, `POST /v1/chat/completions`,
+//! `POST /v1/completions`, `POST /v1/responses` (OpenAI's Responses API)
+//! and `POST /v1/messages` (Anthropic's Messages API), streamed with
+//! `"stream": true`, else one JSON reply (`max_completion_tokens`,
+//! `max_tokens` or `max_output_tokens` words, 16 by default, each a token,
+//! the first after `--ttft-ms` and the others `--itl-ms` apart; `usage` at
+//! the end, in each API's shape); `POST /v1/embeddings` (one toy vector per
+//! input after `--ttft-ms`, `usage.prompt_tokens` its words); and
+//! `GET /metrics`, on 127.0.0.1. At most `--max-running` requests run at
+//! once; the others wait in a queue.
 //! Telemetry is on by default (`NEMO_LENS_ENABLED=0` turns it off); every
 //! nemo-lens and OpenTelemetry variable applies, and
 //! `NEMO_LENS_EXPORTER=otlp` or `console` sends the metrics there instead
@@ -31,15 +35,34 @@ use axum::extract::State;
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::serve::ListenerExt;
 use axum::{Json, Router};
 use futures_util::stream::{self, Stream, StreamExt};
 use nemo_lens::instruments::serving::{FinishReason, ScheduledRequest, SchedulingMetrics};
 use nemo_lens::openai::OpenAiLayer;
 use nemo_lens::prometheus::PrometheusRenderer;
-use nemo_lens::{EnvLookup, ExporterKind, Instruments, Meter, NemoLensConfig, SetupOptions};
+use nemo_lens::{Instruments, Meter};
 use serde_json::{json, Value};
 use tokio::sync::Semaphore;
+
+// Each API's shapes, in a file of its own (an example's modules are found
+// by path from the crate root).
+#[path = "openai_server/completions.rs"]
+mod completions;
+#[path = "openai_server/embeddings.rs"]
+mod embeddings;
+#[path = "openai_server/messages.rs"]
+mod messages;
+#[path = "openai_server/reply.rs"]
+mod reply;
+#[path = "openai_server/responses.rs"]
+mod responses;
+#[path = "openai_server/telemetry.rs"]
+mod telemetry;
+
+use completions::Completions;
+use messages::Messages;
+use reply::{Format, Reply};
+use responses::Responses;
 
 /// The words the toy model generates, one token each.
 const WORDS: &[&str] = &[
@@ -194,12 +217,68 @@ impl Drop for Blocks<'_> {
     }
 }
 
-/// What a completion request asks for.
+/// The API a request came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Api {
+    Chat,
+    Completions,
+    Responses,
+    Messages,
+    Embeddings,
+}
+
+impl Api {
+    /// The format of its generated replies.
+    fn format(self) -> Box<dyn Format> {
+        match self {
+            Api::Chat | Api::Embeddings => Box::new(Completions { chat: true }),
+            Api::Completions => Box::new(Completions { chat: false }),
+            Api::Responses => Box::<Responses>::default(),
+            Api::Messages => Box::new(Messages),
+        }
+    }
+
+    /// The request fields that hold the prompt.
+    fn prompt_fields(self) -> &'static [&'static str] {
+        match self {
+            Api::Chat => &["messages"],
+            Api::Completions => &["prompt"],
+            Api::Responses => &["instructions", "input"],
+            Api::Messages => &["system", "messages"],
+            Api::Embeddings => &["input"],
+        }
+    }
+
+    /// The request fields that limit the generation, first found wins.
+    fn limit_fields(self) -> &'static [&'static str] {
+        match self {
+            Api::Chat => &["max_completion_tokens", "max_tokens"],
+            Api::Completions | Api::Messages => &["max_tokens"],
+            Api::Responses => &["max_output_tokens"],
+            Api::Embeddings => &[],
+        }
+    }
+
+    fn id_prefix(self) -> &'static str {
+        match self {
+            Api::Chat => "chatcmpl-",
+            Api::Completions => "cmpl-",
+            Api::Responses => "resp_",
+            Api::Messages => "msg_",
+            Api::Embeddings => "emb-",
+        }
+    }
+}
+
+/// What a request asks for.
 struct Ask {
-    chat: bool,
+    api: Api,
     stream: bool,
+    /// Tokens to generate; none for an embedding.
     max_tokens: u64,
     prompt_tokens: u64,
+    /// An embedding's inputs.
+    inputs: Vec<String>,
 }
 
 fn words_in(value: &Value) -> u64 {
@@ -211,8 +290,10 @@ fn words_in(value: &Value) -> u64 {
     }
 }
 
-/// An OpenAI-style error reply.
+/// An error reply, in the shape of the API it answers (OpenAI's, or
+/// Anthropic's for `/v1/messages`).
 struct ApiError {
+    api: Api,
     status: StatusCode,
     message: String,
     param: Option<&'static str>,
@@ -221,8 +302,16 @@ struct ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let body = json!({"error": {"message": self.message, "type": "invalid_request_error",
-                                    "param": self.param, "code": self.code}});
+        let body = if self.api == Api::Messages {
+            let kind = match self.status {
+                StatusCode::NOT_FOUND => "not_found_error",
+                _ => "invalid_request_error",
+            };
+            json!({"type": "error", "error": {"type": kind, "message": self.message}})
+        } else {
+            json!({"error": {"message": self.message, "type": "invalid_request_error",
+                             "param": self.param, "code": self.code}})
+        };
         (self.status, Json(body)).into_response()
     }
 }
@@ -234,70 +323,99 @@ fn now_secs() -> u64 {
 }
 
 impl Engine {
-    /// Reads a request body, or the OpenAI-style error to answer it with.
-    fn ask(&self, chat: bool, body: &[u8]) -> Result<Ask, ApiError> {
-        let request: Value = serde_json::from_slice(body).map_err(|e| ApiError {
-            status: StatusCode::BAD_REQUEST,
-            message: format!("the body is not valid JSON: {e}"),
-            param: None,
-            code: "invalid_json",
+    /// Reads a request body, or the error to answer it with.
+    fn ask(&self, api: Api, body: &[u8]) -> Result<Ask, ApiError> {
+        let error = |status, message, param, code| ApiError {
+            api,
+            status,
+            message,
+            param,
+            code,
+        };
+        let request: Value = serde_json::from_slice(body).map_err(|e| {
+            error(
+                StatusCode::BAD_REQUEST,
+                format!("the body is not valid JSON: {e}"),
+                None,
+                "invalid_json",
+            )
         })?;
         let model = request
             .get("model")
             .and_then(Value::as_str)
             .unwrap_or_default();
         if model != self.model {
-            return Err(ApiError {
-                status: StatusCode::NOT_FOUND,
-                message: format!("The model `{model}` does not exist."),
-                param: Some("model"),
-                code: "model_not_found",
-            });
+            return Err(error(
+                StatusCode::NOT_FOUND,
+                format!("The model `{model}` does not exist."),
+                Some("model"),
+                "model_not_found",
+            ));
         }
-        let limit = ["max_completion_tokens", "max_tokens"]
+        let limit = api
+            .limit_fields()
             .iter()
             .find_map(|key| request.get(*key).and_then(Value::as_u64));
-        let max_tokens = limit.unwrap_or(DEFAULT_MAX_TOKENS);
-        if max_tokens == 0 || max_tokens > MAX_TOKENS_LIMIT {
-            return Err(ApiError {
-                status: StatusCode::BAD_REQUEST,
-                message: format!(
-                    "max_tokens must be between 1 and {MAX_TOKENS_LIMIT}, got {max_tokens}"
-                ),
-                param: Some("max_tokens"),
-                code: "invalid_value",
-            });
-        }
-        let prompt = if chat {
-            request.get("messages")
-        } else {
-            request.get("prompt")
+        let max_tokens = match api {
+            Api::Embeddings => 0,
+            _ => limit.unwrap_or(DEFAULT_MAX_TOKENS),
         };
+        if api != Api::Embeddings && (max_tokens == 0 || max_tokens > MAX_TOKENS_LIMIT) {
+            return Err(error(
+                StatusCode::BAD_REQUEST,
+                format!("max_tokens must be between 1 and {MAX_TOKENS_LIMIT}, got {max_tokens}"),
+                Some("max_tokens"),
+                "invalid_value",
+            ));
+        }
+        let prompt_tokens = api
+            .prompt_fields()
+            .iter()
+            .filter_map(|key| request.get(*key))
+            .map(words_in)
+            .sum();
+        let inputs = match api {
+            Api::Embeddings => embeddings::inputs(request.get("input")),
+            _ => Vec::new(),
+        };
+        if api == Api::Embeddings && inputs.is_empty() {
+            return Err(error(
+                StatusCode::BAD_REQUEST,
+                "input must be a string or a non-empty list of strings".to_owned(),
+                Some("input"),
+                "invalid_value",
+            ));
+        }
         Ok(Ask {
-            chat,
-            stream: request
-                .get("stream")
-                .and_then(Value::as_bool)
-                .unwrap_or(false),
+            api,
+            // An embedding is never streamed.
+            stream: api != Api::Embeddings
+                && request
+                    .get("stream")
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false),
             max_tokens,
-            prompt_tokens: prompt.map_or(0, words_in),
+            prompt_tokens,
+            inputs,
         })
     }
 
-    /// One request through the scheduler: queued, then generating once a
-    /// slot is free; each generated word is handed to `emit`.
+    /// One request through the scheduler: queued, then running once a slot
+    /// is free; `--ttft-ms` of prefill (all of an embedding's work), then
+    /// each generated word handed to `emit`, `--itl-ms` apart.
     async fn generate(&self, ask: &Ask, mut emit: impl FnMut(u64, &str)) {
         let mut scheduled = ScheduledRequest::queued(&self.meter);
-        scheduled.prefix_cache(
-            ask.prompt_tokens,
-            ask.prompt_tokens.min(SHARED_PREFIX_TOKENS),
-        );
+        scheduled.prefix_cache(ask.prompt_tokens, cached_tokens(ask));
         let Ok(_slot) = self.slots.acquire().await else {
             return; // the semaphore is never closed
         };
         scheduled.start();
         let mut blocks = Blocks::new(&self.kv, ask.prompt_tokens);
         tokio::time::sleep(self.ttft).await;
+        if ask.max_tokens == 0 {
+            scheduled.finish(FinishReason::Stop);
+            return;
+        }
         scheduled.first_token();
         for i in 0..ask.max_tokens {
             if i > 0 {
@@ -309,56 +427,57 @@ impl Engine {
         scheduled.finish(FinishReason::Length);
     }
 
-    fn chunk(&self, ask: &Ask, id: &str, text: &str, finish: Option<&str>) -> Value {
-        if ask.chat {
-            json!({"id": id, "object": "chat.completion.chunk", "created": now_secs(), "model": self.model,
-                   "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": finish}]})
-        } else {
-            json!({"id": id, "object": "text_completion", "created": now_secs(), "model": self.model,
-                   "choices": [{"index": 0, "text": text, "logprobs": null, "finish_reason": finish}]})
-        }
-    }
-
-    fn usage(ask: &Ask) -> Value {
-        json!({"prompt_tokens": ask.prompt_tokens, "completion_tokens": ask.max_tokens,
-               "total_tokens": ask.prompt_tokens + ask.max_tokens,
-               "prompt_tokens_details": {"cached_tokens": ask.prompt_tokens.min(SHARED_PREFIX_TOKENS)}})
-    }
-
-    fn id(&self, ask: &Ask) -> String {
+    fn reply(&self, ask: &Ask) -> Reply {
         let n = self.ids.fetch_add(1, Ordering::Relaxed);
-        if ask.chat {
-            format!("chatcmpl-{n}")
-        } else {
-            format!("cmpl-{n}")
+        Reply {
+            id: format!("{}{n}", ask.api.id_prefix()),
+            model: self.model.clone(),
+            created: now_secs(),
+            prompt_tokens: ask.prompt_tokens,
+            cached_tokens: cached_tokens(ask),
+            output_tokens: ask.max_tokens,
         }
     }
 }
 
-/// A streamed reply: the words as SSE chunks while they are generated, then
-/// a chunk with `usage`, then `[DONE]`. Dropping it (the client went away)
-/// drops the generation, which leaves the scheduler's gauges as it goes.
+/// The toy prefix cache's hits: the prompt tokens every request shares.
+fn cached_tokens(ask: &Ask) -> u64 {
+    ask.prompt_tokens.min(SHARED_PREFIX_TOKENS)
+}
+
+/// A generated word as the reply writes it.
+fn spaced(i: u64, word: &str) -> String {
+    if i == 0 {
+        word.to_owned()
+    } else {
+        format!(" {word}")
+    }
+}
+
+/// A streamed reply: the API's opening events at once, a word per event
+/// while they are generated, then its closing events (usage, the end).
+/// Dropping it (the client went away) drops the generation, which leaves
+/// the scheduler's gauges as it goes.
 fn stream_reply(engine: Arc<Engine>, ask: Ask) -> impl Stream<Item = Result<Bytes, Infallible>> {
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Bytes>();
     let generation = async move {
-        let id = engine.id(&ask);
+        let reply = engine.reply(&ask);
+        let mut format = ask.api.format();
+        for event in format.opening(&reply) {
+            let _ = tx.send(event);
+        }
         let last = ask.max_tokens - 1;
+        let mut text = String::new();
         engine
             .generate(&ask, |i, word| {
-                let text = if i == 0 {
-                    word.to_owned()
-                } else {
-                    format!(" {word}")
-                };
-                let finish = (i == last).then_some("length");
-                let _ = tx.send(sse(&engine.chunk(&ask, &id, &text, finish)));
+                let word = spaced(i, word);
+                let _ = tx.send(format.word(&reply, &word, i == last));
+                text.push_str(&word);
             })
             .await;
-        let mut usage = engine.chunk(&ask, &id, "", None);
-        usage["choices"] = json!([]);
-        usage["usage"] = Engine::usage(&ask);
-        let _ = tx.send(sse(&usage));
-        let _ = tx.send(Bytes::from_static(b"data: [DONE]\n\n"));
+        for event in format.closing(&reply, &text) {
+            let _ = tx.send(event);
+        }
     };
     // The generation runs as the body is polled, and stops with it.
     let generation = stream::once(generation).filter_map(|()| async { None });
@@ -374,12 +493,9 @@ fn tokio_stream_from(rx: tokio::sync::mpsc::UnboundedReceiver<Bytes>) -> impl St
     })
 }
 
-fn sse(value: &Value) -> Bytes {
-    Bytes::from(format!("data: {value}\n\n"))
-}
-
-async fn completions(engine: Arc<Engine>, chat: bool, body: Bytes) -> Response {
-    let ask = match engine.ask(chat, &body) {
+/// Any request to a generating or embedding API.
+async fn serve(engine: Arc<Engine>, api: Api, body: Bytes) -> Response {
+    let ask = match engine.ask(api, &body) {
         Ok(ask) => ask,
         Err(error) => return error.into_response(),
     };
@@ -392,30 +508,14 @@ async fn completions(engine: Arc<Engine>, chat: bool, body: Bytes) -> Response {
     }
     let mut text = String::new();
     engine
-        .generate(&ask, |i, word| {
-            if i > 0 {
-                text.push(' ');
-            }
-            text.push_str(word);
-        })
+        .generate(&ask, |i, word| text.push_str(&spaced(i, word)))
         .await;
-    let id = engine.id(&ask);
-    let (object, choice) = if chat {
-        (
-            "chat.completion",
-            json!({"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "length"}),
-        )
-    } else {
-        (
-            "text_completion",
-            json!({"index": 0, "text": text, "logprobs": null, "finish_reason": "length"}),
-        )
+    let reply = engine.reply(&ask);
+    let body = match ask.api {
+        Api::Embeddings => embeddings::reply(&reply, &ask.inputs),
+        api => api.format().whole(&reply, &text),
     };
-    Json(
-        json!({"id": id, "object": object, "created": now_secs(), "model": engine.model,
-                "choices": [choice], "usage": Engine::usage(&ask)}),
-    )
-    .into_response()
+    Json(body).into_response()
 }
 
 async fn models(State(engine): State<Arc<Engine>>) -> Json<Value> {
@@ -424,24 +524,7 @@ async fn models(State(engine): State<Arc<Engine>>) -> Json<Value> {
 }
 
 async fn metrics(State(engine): State<Arc<Engine>>, headers: HeaderMap) -> Response {
-    let Some(renderer) = &engine.renderer else {
-        return (
-            StatusCode::NOT_FOUND,
-            "metrics are pushed to the configured exporter\n",
-        )
-            .into_response();
-    };
-    let accept = headers
-        .get(header::ACCEPT)
-        .and_then(|value| value.to_str().ok());
-    match renderer.render_for(accept) {
-        Ok(exposition) => (
-            [(header::CONTENT_TYPE, exposition.content_type)],
-            exposition.body,
-        )
-            .into_response(),
-        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
-    }
+    telemetry::metrics(engine.renderer.as_ref(), &headers)
 }
 
 fn main() {
@@ -454,28 +537,7 @@ fn main() {
 #[tokio::main]
 async fn run() -> Result<(), Box<dyn Error>> {
     let args = parse_args()?;
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .init();
-    let env = EnvLookup::process().with_defaults([
-        ("NEMO_LENS_ENABLED", "1"),
-        ("NEMO_LENS_EXPORTER", "prometheus"),
-        ("OTEL_SERVICE_NAME", "nemo-lens-openai-server"),
-    ]);
-    let config = NemoLensConfig::from_lookup(env.clone())?;
-    let options = SetupOptions::new()
-        .env(env)
-        .service_version(env!("CARGO_PKG_VERSION"));
-    // Prometheus is served on the API's own port rather than a second one.
-    let (telemetry, renderer) = if config.exporter == ExporterKind::Prometheus {
-        let (reader, renderer) = PrometheusRenderer::new(&config.prometheus_resource_labels)?;
-        (
-            options.metric_reader(reader).setup(&config, 0, 1)?,
-            Some(renderer),
-        )
-    } else {
-        (options.setup(&config, 0, 1)?, None)
-    };
+    let (telemetry, renderer) = telemetry::setup("nemo-lens-openai-server")?;
     let meter = telemetry.meter.clone();
     let engine = Arc::new(Engine {
         kv: KvCache::new(
@@ -491,17 +553,16 @@ async fn run() -> Result<(), Box<dyn Error>> {
         renderer,
     });
 
-    let chat = Arc::clone(&engine);
-    let text = Arc::clone(&engine);
+    let route = |api: Api| {
+        let engine = Arc::clone(&engine);
+        post(move |body: Bytes| serve(engine, api, body))
+    };
     let app = Router::new()
-        .route(
-            "/v1/chat/completions",
-            post(move |body: Bytes| completions(chat, true, body)),
-        )
-        .route(
-            "/v1/completions",
-            post(move |body: Bytes| completions(text, false, body)),
-        )
+        .route("/v1/chat/completions", route(Api::Chat))
+        .route("/v1/completions", route(Api::Completions))
+        .route("/v1/responses", route(Api::Responses))
+        .route("/v1/messages", route(Api::Messages))
+        .route("/v1/embeddings", route(Api::Embeddings))
         .layer(
             OpenAiLayer::new(&meter)
                 .models([args.model.clone()])
@@ -517,34 +578,5 @@ async fn run() -> Result<(), Box<dyn Error>> {
         args.model,
         listener.local_addr()?
     );
-    // Each token is its own small write: without TCP_NODELAY, Nagle's
-    // algorithm holds one back until the previous is acknowledged.
-    let listener = listener.tap_io(|stream| {
-        if let Err(e) = stream.set_nodelay(true) {
-            tracing::warn!("cannot set TCP_NODELAY: {e}");
-        }
-    });
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown_signal())
-        .await?;
-    if let Err(e) = telemetry.shutdown() {
-        eprintln!("openai_server: {e}");
-    }
-    Ok(())
-}
-
-/// Ctrl-C or SIGTERM.
-async fn shutdown_signal() {
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(_) => std::future::pending().await,
-        }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        () = terminate => {}
-    }
+    telemetry::serve(listener, app, telemetry).await
 }

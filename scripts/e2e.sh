@@ -9,8 +9,12 @@
 #    of NeMo Lens's dashboard run against it (tests/prometheus_e2e.rs);
 #  - Prometheus with native histograms reading exponential histograms, its
 #    p99 against the exact one (tests/native_histograms_e2e.rs);
-#  - NVIDIA's aiperf driving the example OpenAI server, its figures held
-#    against the server's /metrics (tests/aiperf_e2e.rs).
+#  - Prometheus reading what the `metrics` facade bridge records: native
+#    histograms and the names as written (tests/metrics_bridge_e2e.rs);
+#  - NVIDIA's aiperf driving the example OpenAI server on chat, Responses,
+#    Messages and embeddings, its figures held against the server's
+#    /metrics (tests/aiperf_e2e.rs), and through the metering proxy, against
+#    the proxy's (tests/proxy_e2e.rs).
 # scripts/deps.sh installs Prometheus (which brings promtool) with apt-get and
 # aiperf from PyPI into a venv under the target directory, when missing. A
 # suite whose tools are still missing is not run: the script names it and
@@ -25,7 +29,7 @@ scripts/deps.sh
 not_run=()
 skip() { not_run+=("$1: $2"); }
 
-cargo test -p nemo-lens-core --features otlp-tls,prometheus,console --test otlp_export --test prometheus_endpoint
+cargo test -p nemo-lens-core --features otlp-tls,prometheus,console --test otlp_export --test prometheus_endpoint --test metrics_bridge_otlp
 
 cargo build -p nemo-lens-cli --bin nemo-lens
 cargo build -p nemo-lens-demo
@@ -59,15 +63,27 @@ else
     skip "tests/native_histograms_e2e.rs (native histograms in Prometheus)" "prometheus or promtool is not installed (Debian's prometheus package)"
 fi
 
+# The metrics facade bridge: Prometheus reads its unmatched histogram as a
+# native one and its series under the names they were written with.
+if [ -n "$prometheus_bin" ]; then
+    PROMETHEUS_BIN="$prometheus_bin" \
+        cargo test --features metrics-bridge,prometheus --test metrics_bridge_e2e -- --ignored --nocapture
+else
+    skip "tests/metrics_bridge_e2e.rs (Prometheus reading the metrics bridge)" "prometheus is not installed (Debian's prometheus package)"
+fi
+
 venv="$target_dir/aiperf-venv"
 if [ -x "$venv/bin/aiperf" ] && [ -f "$target_dir/aiperf-tokenizer/tokenizer.json" ]; then
-    cargo build --release --example openai_server --all-features
+    cargo build --release --example openai_server --example openai_proxy --all-features
+    # One test at a time: their timings hold only on a machine they do not
+    # share with another aiperf run.
     E2E_OPENAI_SERVER_BIN="$target_dir/release/examples/openai_server" \
+    E2E_OPENAI_PROXY_BIN="$target_dir/release/examples/openai_proxy" \
     E2E_AIPERF_BIN="$venv/bin/aiperf" \
     E2E_AIPERF_TOKENIZER="$target_dir/aiperf-tokenizer" \
-        cargo test --test aiperf_e2e -- --ignored --nocapture
+        cargo test --test aiperf_e2e --test proxy_e2e -- --ignored --nocapture --test-threads=1
 else
-    skip "tests/aiperf_e2e.rs (aiperf against the example OpenAI server)" "aiperf or its tokenizer is missing from $venv (scripts/deps.sh installs it from PyPI)"
+    skip "tests/aiperf_e2e.rs, tests/proxy_e2e.rs (aiperf against the example OpenAI server and the metering proxy)" "aiperf or its tokenizer is missing from $venv (scripts/deps.sh installs it from PyPI)"
 fi
 
 if [ ${#not_run[@]} -gt 0 ]; then

@@ -42,6 +42,9 @@ pub mod openai {
         CANCELLED, ERROR_EVENT, UNDECLARED_MODEL,
     };
 }
+#[cfg(feature = "metrics-bridge")]
+#[cfg_attr(docsrs, doc(cfg(feature = "metrics-bridge")))]
+pub mod metrics_bridge;
 /// Runtime metric groups: Lens's `MetricSpec` registry and spec files.
 pub use nemo_lens_core::groups;
 /// Telemetry setup: configuration from the environment, rank selection,

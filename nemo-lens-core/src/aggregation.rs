@@ -131,6 +131,13 @@ pub(crate) fn histogram_sdk_aggregation(
     if instrument.kind() != InstrumentKind::Histogram {
         return None;
     }
+    // A bridged histogram follows its own bridge's matchers, which pin
+    // nothing for the instruments of other scopes or bridges.
+    if let Some(bridge) = crate::export::bridge::state(instrument.scope()) {
+        if let Some(aggregation) = bridge.histogram_aggregation(instrument.name()) {
+            return aggregation.sdk();
+        }
+    }
     pinned_histogram_aggregation(instrument.name())
         .unwrap_or(default)
         .sdk()

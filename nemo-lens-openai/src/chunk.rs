@@ -13,6 +13,10 @@
 //! writes every chunk of a stream the same way; SIMD searches when that
 //! misses.
 //!
+//! The Responses and Messages APIs name each event's type instead
+//! ([`glance_typed`]): an event of a type that only ever carries generated
+//! words is glanced at for its content key; any other is read whole.
+//!
 //! A key is found only where a JSON key can be: `"content"` inside a string
 //! value would be written `\"content\"`, which the search for `"content"`
 //! followed by `:` does not match.
@@ -26,6 +30,7 @@ struct Keys {
     /// a tool call's arguments.
     content: [Finder<'static>; 4],
     finish_reason: Finder<'static>,
+    event_type: Finder<'static>,
 }
 
 static KEYS: LazyLock<Keys> = LazyLock::new(|| Keys {
@@ -36,6 +41,7 @@ static KEYS: LazyLock<Keys> = LazyLock::new(|| Keys {
         Finder::new(b"\"arguments\""),
     ],
     finish_reason: Finder::new(b"\"finish_reason\""),
+    event_type: Finder::new(b"\"type\""),
 });
 
 /// What the searches say of one chunk.
@@ -54,6 +60,8 @@ pub(crate) struct Layout {
     finish_from_end: Option<usize>,
     /// Which content key, and its offset from the chunk's start.
     content_at: Option<(usize, usize)>,
+    /// The offset of a typed event's `"type"` from its start.
+    type_at: Option<usize>,
 }
 
 /// Glances at one chunk's JSON, `layout` remembering where its keys were.
@@ -88,6 +96,59 @@ pub(crate) fn glance(chunk: &[u8], layout: &mut Layout) -> Glance {
     Glance::Words { content: false }
 }
 
+/// What one API's typed events are, for [`glance_typed`].
+#[derive(Debug)]
+pub(crate) struct TypedEvents {
+    /// The event types that carry generated words and nothing else.
+    pub words: &'static [&'static [u8]],
+    /// The keys of the words in those events.
+    pub content: &'static [Finder<'static>],
+}
+
+/// Glances at one typed event's JSON: an event with a `"type"` key naming
+/// one of `events.words` is words (content when one of its content keys
+/// holds a non-empty string); any other is read whole. Its type key may
+/// come first (as the APIs write) or last (as serializers that sort keys
+/// write), after a nested object's: a nested `type` never names an event
+/// (it is `text_delta`, `message`, `output_text`...), so whichever key
+/// names a word event is the event's. As for chunks, where the previous
+/// event had its keys is tried first.
+pub(crate) fn glance_typed(event: &[u8], events: &TypedEvents, layout: &mut Layout) -> Glance {
+    let keys = &*KEYS;
+    let names_words = |value: &[u8]| {
+        events.words.iter().any(|name| {
+            value
+                .strip_prefix(b"\"")
+                .and_then(|v| v.strip_prefix(*name))
+                .is_some_and(|v| v.starts_with(b"\""))
+        })
+    };
+    let cached = layout
+        .type_at
+        .and_then(|at| value_at(event, at, &keys.event_type))
+        .is_some_and(names_words);
+    if !cached {
+        match find_value(event, &keys.event_type, names_words) {
+            Some(at) => layout.type_at = Some(at),
+            None => return Glance::More,
+        }
+    }
+    if let Some((key, at)) = layout.content_at {
+        if let Some(value) = events.content.get(key).and_then(|k| value_at(event, at, k)) {
+            if non_empty_string(value) {
+                return Glance::Words { content: true };
+            }
+        }
+    }
+    for (i, key) in events.content.iter().enumerate() {
+        if let Some(at) = find_value(event, key, non_empty_string) {
+            layout.content_at = Some((i, at));
+            return Glance::Words { content: true };
+        }
+    }
+    Glance::Words { content: false }
+}
+
 /// The value of `"key":` when the key is exactly at `at`.
 fn value_at<'a>(chunk: &'a [u8], at: usize, key: &Finder<'static>) -> Option<&'a [u8]> {
     let rest = chunk.get(at..)?.strip_prefix(key.needle())?;
@@ -109,12 +170,12 @@ fn first_value<'a>(chunk: &'a [u8], key: &Finder<'static>) -> Option<(usize, &'a
 }
 
 /// The offset of the first `"key":` of `chunk` whose value `test` accepts.
-fn find_value(chunk: &[u8], key: &Finder<'static>, test: fn(&[u8]) -> bool) -> Option<usize> {
+fn find_value(chunk: &[u8], key: &Finder<'static>, test: impl Fn(&[u8]) -> bool) -> Option<usize> {
     let mut from = 0;
     while let Some(at) = key.find(&chunk[from..]) {
         let at = from + at;
         let end = at + key.needle().len();
-        if after_colon(&chunk[end..]).is_some_and(test) {
+        if after_colon(&chunk[end..]).is_some_and(&test) {
             return Some(at);
         }
         from = end;

@@ -7,27 +7,44 @@
 //! does not keep (prompts, completions) are skipped with `memchr`. A
 //! malformed document stops the scan: nothing after the fault is reported.
 
-/// A value the layer records, by where it sits in the document.
+/// A value the layer records, by where it sits in the document. The paths
+/// of the four APIs (Chat Completions and Completions, Responses, Anthropic
+/// Messages, Embeddings) do not overlap, so one table serves them all; the
+/// Responses API's events nest its object under `response`, Anthropic's
+/// `message_start` under `message`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Field {
-    /// `model`.
+    /// `model` (or `response.model`, `message.model`).
     Model,
-    /// `usage.prompt_tokens`.
+    /// `usage.prompt_tokens`, or `usage.input_tokens` (Responses and
+    /// Messages).
     PromptTokens,
-    /// `usage.completion_tokens`.
+    /// `usage.completion_tokens`, or `usage.output_tokens`.
     CompletionTokens,
-    /// `usage.prompt_tokens_details.cached_tokens`.
+    /// `usage.prompt_tokens_details.cached_tokens`,
+    /// `usage.input_tokens_details.cached_tokens` (Responses) or
+    /// `usage.cache_read_input_tokens` (Messages).
     CachedTokens,
-    /// `usage.completion_tokens_details.reasoning_tokens`.
+    /// `usage.cache_creation_input_tokens` (Messages).
+    CacheWriteTokens,
+    /// `usage.completion_tokens_details.reasoning_tokens` or
+    /// `usage.output_tokens_details.reasoning_tokens` (Responses).
     ReasoningTokens,
-    /// `choices[i].finish_reason`.
+    /// `choices[i].finish_reason`; a response's `status` (Responses); a
+    /// message's `stop_reason` (Messages).
     FinishReason,
     /// Generated text: `choices[i].delta.content` (or `reasoning_content`,
     /// or a tool call's `function.arguments`), the same under `message`,
-    /// and `choices[i].text`.
+    /// and `choices[i].text`; a Responses event's `delta` and a non-streamed
+    /// response's `output[i].content[j].text`; a Messages delta's `text`,
+    /// `thinking` or `partial_json` and a message's `content[i].text` or
+    /// `thinking`.
     Content,
-    /// A top-level `error`: the body reports a failure.
+    /// A top-level `error` (or `response.error`): the body reports a failure.
     Error,
+    /// A top-level `type`: the event's type in the Responses and Messages
+    /// APIs.
+    EventType,
 }
 
 /// What a reported value is.
@@ -78,6 +95,19 @@ enum Key {
     Function,
     Arguments,
     Error,
+    Response,
+    Type,
+    InputTokens,
+    OutputTokens,
+    InputTokensDetails,
+    OutputTokensDetails,
+    CacheReadInputTokens,
+    CacheCreationInputTokens,
+    Output,
+    Status,
+    StopReason,
+    Thinking,
+    PartialJson,
     Other,
 }
 
@@ -103,6 +133,19 @@ impl Key {
             b"function" => Key::Function,
             b"arguments" => Key::Arguments,
             b"error" => Key::Error,
+            b"response" => Key::Response,
+            b"type" => Key::Type,
+            b"input_tokens" => Key::InputTokens,
+            b"output_tokens" => Key::OutputTokens,
+            b"input_tokens_details" => Key::InputTokensDetails,
+            b"output_tokens_details" => Key::OutputTokensDetails,
+            b"cache_read_input_tokens" => Key::CacheReadInputTokens,
+            b"cache_creation_input_tokens" => Key::CacheCreationInputTokens,
+            b"output" => Key::Output,
+            b"status" => Key::Status,
+            b"stop_reason" => Key::StopReason,
+            b"thinking" => Key::Thinking,
+            b"partial_json" => Key::PartialJson,
             _ => Key::Other,
         }
     }
@@ -118,20 +161,46 @@ enum Seg {
 
 fn field_of(path: &[Seg]) -> Option<Field> {
     use Key::*;
-    use Seg::{Index, Key as K};
-    Some(match path {
+    use Seg::Key as K;
+    // The Responses API's events carry the response object under
+    // `response`, Anthropic's `message_start` the message under `message`:
+    // read them as the object itself.
+    let object = match path {
+        [K(Response | Message), rest @ ..] if !rest.is_empty() => rest,
+        _ => path,
+    };
+    Some(match object {
         [K(Model)] => Field::Model,
         [K(Error)] => Field::Error,
-        [K(Usage), K(PromptTokens)] => Field::PromptTokens,
-        [K(Usage), K(CompletionTokens)] => Field::CompletionTokens,
-        [K(Usage), K(PromptTokensDetails), K(CachedTokens)] => Field::CachedTokens,
-        [K(Usage), K(CompletionTokensDetails), K(ReasoningTokens)] => Field::ReasoningTokens,
-        [K(Choices), Index, K(FinishReason)] => Field::FinishReason,
+        [K(Usage), K(PromptTokens | InputTokens)] => Field::PromptTokens,
+        [K(Usage), K(CompletionTokens | OutputTokens)] => Field::CompletionTokens,
+        [K(Usage), K(PromptTokensDetails | InputTokensDetails), K(CachedTokens)]
+        | [K(Usage), K(CacheReadInputTokens)] => Field::CachedTokens,
+        [K(Usage), K(CacheCreationInputTokens)] => Field::CacheWriteTokens,
+        [K(Usage), K(CompletionTokensDetails | OutputTokensDetails), K(ReasoningTokens)] => {
+            Field::ReasoningTokens
+        }
+        [K(Status | StopReason)] => Field::FinishReason,
+        _ => return field_of_unnested(path),
+    })
+}
+
+/// The fields only found at their own path, never under `response` or
+/// `message` (where the full output is repeated, already counted).
+fn field_of_unnested(path: &[Seg]) -> Option<Field> {
+    use Key::*;
+    use Seg::{Index, Key as K};
+    Some(match path {
+        [K(Type)] => Field::EventType,
+        [K(Choices), Index, K(FinishReason)] | [K(Delta), K(StopReason)] => Field::FinishReason,
         [K(Choices), Index, K(Text)] => Field::Content,
         [K(Choices), Index, K(Delta | Message), K(Content | ReasoningContent)] => Field::Content,
         [K(Choices), Index, K(Delta | Message), K(ToolCalls), Index, K(Function), K(Arguments)] => {
             Field::Content
         }
+        [K(Delta)] | [K(Delta), K(Text | Thinking | PartialJson)] => Field::Content,
+        [K(Output), Index, K(Content), Index, K(Text)] => Field::Content,
+        [K(Content), Index, K(Text | Thinking)] => Field::Content,
         _ => return None,
     })
 }
@@ -178,6 +247,9 @@ pub(crate) struct JsonScan {
     captured: usize,
     number: Option<u64>,
     literal: u8,
+    /// The field of the current path, once looked up; `None` when the path
+    /// changed since.
+    member_field: Option<Option<Field>>,
 }
 
 impl Default for JsonScan {
@@ -193,6 +265,7 @@ impl Default for JsonScan {
             captured: 0,
             number: None,
             literal: 0,
+            member_field: None,
         }
     }
 }
@@ -201,6 +274,7 @@ impl JsonScan {
     /// Ready for a new document.
     pub(crate) fn reset(&mut self) {
         self.depth = 0;
+        self.member_field = None;
         self.state = State::Value;
         self.field = None;
     }
@@ -276,8 +350,29 @@ impl JsonScan {
                     }
                     i += 1;
                 }
+                State::Scalar if self.field.is_none() => {
+                    // A value nobody asked for (an embedding's thousand
+                    // floats): skip its bytes in one run, and the numbers
+                    // after it in the same array, which nobody asked for
+                    // either (the elements of an array share a path).
+                    let rest = &bytes[i..];
+                    let mut run = scalar_run(rest);
+                    if self.open() == Some(Seg::Index) && self.member_field == Some(None) {
+                        while let [b',', next, ..] = rest[run..] {
+                            if !(next.is_ascii_digit() || next == b'-') {
+                                break;
+                            }
+                            run += 1 + scalar_run(&rest[run + 1..]);
+                        }
+                    }
+                    i += run;
+                    if run < rest.len() {
+                        self.literal = 0;
+                        self.state = State::AfterValue;
+                    }
+                }
                 State::Scalar => {
-                    if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'+' | b'.') {
+                    if is_scalar_byte(b) {
                         self.scalar_byte(b);
                         i += 1;
                     } else {
@@ -369,7 +464,16 @@ impl JsonScan {
     }
 
     fn value(&mut self, b: u8, sink: &mut impl Sink) {
-        self.field = field_of(&self.path[..self.depth]);
+        // The elements of an array share their path: its field is looked
+        // up once.
+        self.field = match self.member_field {
+            Some(field) => field,
+            None => {
+                let field = field_of(&self.path[..self.depth]);
+                self.member_field = Some(field);
+                field
+            }
+        };
         match b {
             b'{' | b'[' => {
                 if let Some(field) = self.field.take() {
@@ -385,6 +489,7 @@ impl JsonScan {
                 };
                 self.path[self.depth] = seg;
                 self.depth += 1;
+                self.member_field = None;
                 self.state = next;
             }
             b'"' => {
@@ -450,12 +555,14 @@ impl JsonScan {
     }
 
     fn set_member(&mut self, seg: Seg) {
+        self.member_field = None;
         if let Some(top) = self.depth.checked_sub(1) {
             self.path[top] = seg;
         }
     }
 
     fn close(&mut self) {
+        self.member_field = None;
         self.depth = self.depth.saturating_sub(1);
         self.state = if self.depth == 0 {
             State::Stopped
@@ -463,6 +570,21 @@ impl JsonScan {
             State::AfterValue
         };
     }
+}
+
+/// A byte of a number or a literal (`true`, `false`, `null`).
+#[inline]
+fn is_scalar_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'-' | b'+' | b'.')
+}
+
+/// How many bytes at the start of `bytes` belong to a number or literal.
+#[inline]
+fn scalar_run(bytes: &[u8]) -> usize {
+    bytes
+        .iter()
+        .position(|&b| !is_scalar_byte(b))
+        .unwrap_or(bytes.len())
 }
 
 #[cfg(test)]
@@ -571,6 +693,54 @@ mod tests {
             seen(&[
                 (Field::Content, "content empty=false"),
                 (Field::CompletionTokens, "1")
+            ])
+        );
+    }
+
+    #[test]
+    fn an_embedding_s_numbers_are_skipped_and_its_usage_read() {
+        let reply = r#"{"object":"list","data":[{"object":"embedding","index":0,"embedding":[0.0123,-2.5e-3,1E+2,true,null]}],
+            "model":"m","usage":{"prompt_tokens":12,"total_tokens":12}}"#;
+        assert_eq!(
+            scan(reply),
+            seen(&[(Field::Model, "m"), (Field::PromptTokens, "12")])
+        );
+        // Numbers in nested arrays, then a reported one after them.
+        let nested = r#"{"data":[[1,-2,3.5],[4e2,5]],"usage":{"prompt_tokens":7}}"#;
+        assert_eq!(scan(nested), seen(&[(Field::PromptTokens, "7")]));
+    }
+
+    #[test]
+    fn responses_and_messages_usage_under_their_envelopes() {
+        let completed = r#"{"type":"response.completed","response":{"model":"m","status":"completed","error":null,
+            "output":[{"type":"message","content":[{"type":"output_text","text":"not counted again"}]}],
+            "usage":{"input_tokens":9,"input_tokens_details":{"cached_tokens":5},"output_tokens":3,
+                     "output_tokens_details":{"reasoning_tokens":1}}}}"#;
+        assert_eq!(
+            scan(completed),
+            seen(&[
+                (Field::EventType, "response.completed"),
+                (Field::Model, "m"),
+                (Field::FinishReason, "completed"),
+                (Field::Error, "null"),
+                (Field::PromptTokens, "9"),
+                (Field::CachedTokens, "5"),
+                (Field::CompletionTokens, "3"),
+                (Field::ReasoningTokens, "1"),
+            ])
+        );
+        let start = r#"{"type":"message_start","message":{"model":"m","content":[],"stop_reason":null,
+            "usage":{"input_tokens":4,"cache_read_input_tokens":6,"cache_creation_input_tokens":2,"output_tokens":1}}}"#;
+        assert_eq!(
+            scan(start),
+            seen(&[
+                (Field::EventType, "message_start"),
+                (Field::Model, "m"),
+                (Field::FinishReason, "null"),
+                (Field::PromptTokens, "4"),
+                (Field::CachedTokens, "6"),
+                (Field::CacheWriteTokens, "2"),
+                (Field::CompletionTokens, "1"),
             ])
         );
     }

@@ -16,9 +16,15 @@ use crate::service::OpenAiService;
 pub const UNDECLARED_MODEL: &str = "_OTHER";
 
 /// A tower layer that records the GenAI server metrics of an
-/// OpenAI-compatible API: `POST .../chat/completions` and
-/// `POST .../completions`, streamed (SSE) or not, without the handler's
-/// help.
+/// OpenAI-compatible API: `POST .../chat/completions`,
+/// `POST .../completions`, `POST .../responses` (OpenAI's Responses API)
+/// and `POST .../messages` (Anthropic's Messages API), streamed (SSE) or
+/// not, and `POST .../embeddings`, without the handler's help.
+///
+/// `gen_ai.operation.name` is `chat` for chat completions, Responses and
+/// Messages, `text_completion` for completions and `embeddings` for
+/// embeddings (the well-known values of the GenAI semantic conventions
+/// v1.41.1). An embedding records its duration and input tokens only.
 ///
 /// For each such request it records, through
 /// [`InferenceRequest`](nemo_lens_instruments::InferenceRequest):
@@ -35,7 +41,9 @@ pub const UNDECLARED_MODEL: &str = "_OTHER";
 ///   [`UNDECLARED_MODEL`];
 /// - `error.type` on the duration: the status code (`404`, `429`, `500`)
 ///   of an error response, `cancelled` when the client went away before
-///   the response ended, `error_event` for an `error` event in a stream.
+///   the response ended, `error_event` for an `error` in a body or a
+///   stream (a Responses `response.failed` or `error` event, a Messages
+///   `error` event).
 ///
 /// Bodies are read as they pass, never buffered: the request body's
 /// `model` as the handler reads it, the response's chunks as they are sent.

@@ -8,7 +8,9 @@
 //! - [`body`]: the bodies it reads as they pass;
 //! - [`recording`]: what one request showed, and what is recorded when it ends;
 //! - [`json`], [`sse`], [`chunk`]: reading JSON documents and event streams
-//!   incrementally, and glancing at a streamed chunk.
+//!   incrementally, and glancing at a streamed chunk;
+//! - [`responses`], [`messages`]: what is particular to OpenAI's Responses
+//!   and Anthropic's Messages events.
 
 #![warn(missing_docs)]
 // The module links are for maintainers, who read this crate with
@@ -19,7 +21,9 @@ mod body;
 mod chunk;
 mod json;
 mod layer;
+mod messages;
 mod recording;
+mod responses;
 mod service;
 mod sse;
 

@@ -16,6 +16,7 @@ use crate::chunk::{glance, Glance, Layout};
 use crate::json::{Field, Found, JsonScan, Sink};
 use crate::layer::Config;
 use crate::sse::SseSplit;
+use crate::{messages, responses};
 
 /// `error.type` of a response whose client went away before its end.
 pub const CANCELLED: &str = "cancelled";
@@ -32,6 +33,12 @@ pub(crate) enum Operation {
     Chat,
     /// `.../completions`.
     TextCompletion,
+    /// `.../responses`: OpenAI's Responses API.
+    Responses,
+    /// `.../messages`: Anthropic's Messages API.
+    Messages,
+    /// `.../embeddings`.
+    Embeddings,
 }
 
 impl Operation {
@@ -45,15 +52,39 @@ impl Operation {
             Some(Operation::Chat)
         } else if path.ends_with("/completions") {
             Some(Operation::TextCompletion)
+        } else if path.ends_with("/responses") {
+            Some(Operation::Responses)
+        } else if path.ends_with("/messages") && !path.contains("/threads/") {
+            // Not the Assistants API's `threads/{id}/messages`, which
+            // stores a message and generates nothing.
+            Some(Operation::Messages)
+        } else if path.ends_with("/embeddings") {
+            Some(Operation::Embeddings)
         } else {
             None
         }
     }
 
+    /// `gen_ai.operation.name`, from the well-known values of the GenAI
+    /// conventions (semantic-conventions v1.41.1): a Responses or Messages
+    /// request is a chat (its Anthropic and OpenAI pages name no other
+    /// operation for generating a reply to messages).
     fn name(self) -> &'static str {
         match self {
-            Operation::Chat => "chat",
+            Operation::Chat | Operation::Responses | Operation::Messages => "chat",
             Operation::TextCompletion => "text_completion",
+            Operation::Embeddings => "embeddings",
+        }
+    }
+
+    /// How the stream's events are glanced at once its first content is in.
+    fn glance(self, event: &[u8], layout: &mut Layout) -> Glance {
+        match self {
+            Operation::Chat | Operation::TextCompletion => glance(event, layout),
+            Operation::Responses => responses::glance(event, layout),
+            Operation::Messages => messages::glance(event, layout),
+            // Never streamed: every event is read whole.
+            Operation::Embeddings => Glance::More,
         }
     }
 }
@@ -97,6 +128,7 @@ struct Seen {
     prompt_tokens: Option<u64>,
     completion_tokens: Option<u64>,
     cached_tokens: Option<u64>,
+    cache_write_tokens: Option<u64>,
     reasoning_tokens: Option<u64>,
     finish_reason: Option<FinishReason>,
     error_event: bool,
@@ -121,25 +153,33 @@ impl Sink for Reader<'_> {
             (Field::PromptTokens, Found::Number(n)) => seen.prompt_tokens = Some(n),
             (Field::CompletionTokens, Found::Number(n)) => seen.completion_tokens = Some(n),
             (Field::CachedTokens, Found::Number(n)) => seen.cached_tokens = Some(n),
+            (Field::CacheWriteTokens, Found::Number(n)) => seen.cache_write_tokens = Some(n),
             (Field::ReasoningTokens, Found::Number(n)) => seen.reasoning_tokens = Some(n),
             (Field::FinishReason, Found::Str { bytes, .. }) => {
                 seen.finish_reason = finish_reason(bytes).or(seen.finish_reason);
             }
             (Field::Error, Found::Null) => {}
             (Field::Error, _) => seen.error_event = true,
+            (Field::EventType, Found::Str { bytes, .. }) if responses::is_error_event(bytes) => {
+                seen.error_event = true
+            }
             _ => {}
         }
     }
 }
 
-/// OpenAI's finish reasons as the engine's: the ones that end a
-/// generation normally are stops.
+/// OpenAI's finish reasons, a Responses object's `status` and Anthropic's
+/// stop reasons as the engine's: the ones that end a generation normally
+/// are stops; a response cut at its token limit (`incomplete`,
+/// `max_tokens`) is a length. A status still in progress says nothing.
 fn finish_reason(written: &[u8]) -> Option<FinishReason> {
     match written {
         b"stop" | b"tool_calls" | b"function_call" | b"content_filter" => Some(FinishReason::Stop),
-        b"length" => Some(FinishReason::Length),
-        b"abort" => Some(FinishReason::Abort),
-        b"error" => Some(FinishReason::Error),
+        b"completed" | b"end_turn" | b"stop_sequence" | b"tool_use" | b"pause_turn"
+        | b"refusal" => Some(FinishReason::Stop),
+        b"length" | b"incomplete" | b"max_tokens" => Some(FinishReason::Length),
+        b"abort" | b"cancelled" => Some(FinishReason::Abort),
+        b"error" | b"failed" => Some(FinishReason::Error),
         _ => None,
     }
 }
@@ -150,6 +190,7 @@ fn finish_reason(written: &[u8]) -> Option<FinishReason> {
 #[derive(Debug)]
 pub(crate) struct Recording {
     config: Arc<Config>,
+    operation: Operation,
     request: Option<InferenceRequest>,
     model: ModelSlot,
     mode: Mode,
@@ -173,6 +214,7 @@ impl Recording {
         }
         Recording {
             config,
+            operation,
             request: Some(request),
             model,
             mode: Mode::Opaque,
@@ -219,6 +261,7 @@ impl Recording {
     /// Reads the next piece of the response body.
     pub(crate) fn data(&mut self, bytes: &[u8]) {
         let config = &*self.config;
+        let operation = self.operation;
         let seen = &mut self.seen;
         match &mut self.mode {
             Mode::Stream {
@@ -227,6 +270,7 @@ impl Recording {
                 layout,
             } => split.feed(bytes, &mut |event| {
                 read_event(
+                    operation,
                     event,
                     scan,
                     layout,
@@ -274,11 +318,22 @@ impl Recording {
         if let Some(model) = seen.response_model.clone() {
             request = request.response_model(model);
         }
-        if let Some(tokens) = seen.prompt_tokens {
+        let input = match self.operation {
+            Operation::Messages => messages::input_tokens(
+                seen.prompt_tokens,
+                seen.cached_tokens,
+                seen.cache_write_tokens,
+            ),
+            _ => seen.prompt_tokens,
+        };
+        if let Some(tokens) = input {
             request = request.input_tokens(tokens);
         }
         if let Some(tokens) = seen.cached_tokens {
             request = request.cache_read_input_tokens(tokens);
+        }
+        if let Some(tokens) = seen.cache_write_tokens {
+            request = request.cache_write_input_tokens(tokens);
         }
         if let Some(tokens) = seen.reasoning_tokens {
             request = request.reasoning_output_tokens(tokens);
@@ -294,10 +349,14 @@ impl Recording {
                 if let Some(first) = seen.first_content {
                     request.first_token_at(first);
                 }
-                let outputs = seen.completion_tokens.or(match self.mode {
-                    Mode::Stream { .. } => Some(seen.content_chunks),
-                    _ => None,
-                });
+                let outputs = match (self.operation, &self.mode) {
+                    // An embedding generates no tokens.
+                    (Operation::Embeddings, _) => None,
+                    (_, Mode::Stream { .. }) => {
+                        seen.completion_tokens.or(Some(seen.content_chunks))
+                    }
+                    _ => seen.completion_tokens,
+                };
                 if let Some(outputs) = outputs {
                     request = request.output_tokens(outputs);
                 }
@@ -328,12 +387,18 @@ impl Drop for Recording {
 
 /// One event of a stream: `[DONE]`, or a chunk, read whole only when it
 /// may carry more than content.
-fn read_event(event: &[u8], scan: &mut JsonScan, layout: &mut Layout, reader: &mut Reader<'_>) {
+fn read_event(
+    operation: Operation,
+    event: &[u8],
+    scan: &mut JsonScan,
+    layout: &mut Layout,
+    reader: &mut Reader<'_>,
+) {
     if event == b"[DONE]" {
         return;
     }
     if reader.seen.first_content.is_some() {
-        if let Glance::Words { content } = glance(event, layout) {
+        if let Glance::Words { content } = operation.glance(event, layout) {
             reader.seen.content_chunks += u64::from(content);
             return;
         }
@@ -358,8 +423,11 @@ mod tests {
     }
 
     fn streamed(config: &Arc<Config>) -> Recording {
-        let mut recording =
-            Recording::start(Arc::clone(config), Operation::Chat, ModelSlot::default());
+        streamed_as(config, Operation::Chat)
+    }
+
+    fn streamed_as(config: &Arc<Config>, operation: Operation) -> Recording {
+        let mut recording = Recording::start(Arc::clone(config), operation, ModelSlot::default());
         let head = http::Response::builder()
             .header(CONTENT_TYPE, "text/event-stream; charset=utf-8")
             .body(())
@@ -373,13 +441,15 @@ mod tests {
     /// What a stream showed, in a form that compares.
     fn summary(seen: &Seen) -> String {
         format!(
-            "model={:?} first={} chunks={} prompt={:?} completion={:?} cached={:?} finish={:?} error={}",
+            "model={:?} first={} chunks={} prompt={:?} completion={:?} cached={:?} written={:?} reasoning={:?} finish={:?} error={}",
             seen.response_model.as_ref().map(|m| m.as_str().to_owned()),
             seen.first_content.is_some(),
             seen.content_chunks,
             seen.prompt_tokens,
             seen.completion_tokens,
             seen.cached_tokens,
+            seen.cache_write_tokens,
+            seen.reasoning_tokens,
             seen.finish_reason,
             seen.error_event,
         )
@@ -405,7 +475,7 @@ mod tests {
         assert_eq!(
             expected,
             "model=Some(\"llama\") first=true chunks=4 prompt=Some(9) completion=Some(4) \
-             cached=Some(5) finish=Some(Stop) error=false"
+             cached=Some(5) written=None reasoning=None finish=Some(Stop) error=false"
         );
         let bytes = STREAM.as_bytes();
         for at in 0..bytes.len() {
@@ -419,6 +489,96 @@ mod tests {
             byte_by_byte.data(byte);
         }
         assert_eq!(summary(&byte_by_byte.seen), expected, "byte by byte");
+    }
+
+    /// Reads `stream` whole, split at every byte and byte by byte, and
+    /// checks the three agree; the summary of the whole.
+    fn read_every_way(operation: Operation, stream: &str) -> String {
+        let config = config();
+        let mut whole = streamed_as(&config, operation);
+        whole.data(stream.as_bytes());
+        let expected = summary(&whole.seen);
+        let bytes = stream.as_bytes();
+        for at in 0..bytes.len() {
+            let mut split = streamed_as(&config, operation);
+            split.data(&bytes[..at]);
+            split.data(&bytes[at..]);
+            assert_eq!(summary(&split.seen), expected, "split at {at}");
+        }
+        let mut byte_by_byte = streamed_as(&config, operation);
+        for byte in bytes.chunks(1) {
+            byte_by_byte.data(byte);
+        }
+        assert_eq!(summary(&byte_by_byte.seen), expected, "byte by byte");
+        expected
+    }
+
+    const RESPONSES_STREAM: &str = concat!(
+        "event: response.created\ndata: {\"type\":\"response.created\",\"response\":{\"id\":\"resp_1\",\"object\":\"response\",\"model\":\"llama\",\"status\":\"in_progress\",\"error\":null,\"output\":[],\"usage\":null},\"sequence_number\":0}\n\n",
+        "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"item_id\":\"msg_1\",\"output_index\":0,\"content_index\":0,\"delta\":\"one\",\"sequence_number\":1}\n\n",
+        "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"item_id\":\"msg_1\",\"output_index\":0,\"content_index\":0,\"delta\":\" two\",\"sequence_number\":2}\n\n",
+        "event: response.reasoning_text.delta\ndata: {\"delta\":\" hmm\",\"type\":\"response.reasoning_text.delta\",\"sequence_number\":3}\n\n",
+        "event: response.output_text.done\ndata: {\"type\":\"response.output_text.done\",\"text\":\"one two\",\"sequence_number\":4}\n\n",
+        "event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"id\":\"resp_1\",\"model\":\"llama\",\"status\":\"completed\",\"error\":null,",
+        "\"output\":[{\"type\":\"message\",\"content\":[{\"type\":\"output_text\",\"text\":\"one two\"}]}],",
+        "\"usage\":{\"input_tokens\":9,\"input_tokens_details\":{\"cached_tokens\":5},\"output_tokens\":3,\"output_tokens_details\":{\"reasoning_tokens\":1},\"total_tokens\":12}},\"sequence_number\":5}\n\n",
+    );
+
+    #[test]
+    fn a_responses_stream_reads_its_deltas_and_the_usage_of_response_completed() {
+        assert_eq!(
+            read_every_way(Operation::Responses, RESPONSES_STREAM),
+            "model=Some(\"llama\") first=true chunks=3 prompt=Some(9) completion=Some(3) \
+             cached=Some(5) written=None reasoning=Some(1) finish=Some(Stop) error=false"
+        );
+        let failed = concat!(
+            "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"delta\":\"x\"}\n\n",
+            "event: response.failed\ndata: {\"type\":\"response.failed\",\"response\":{\"status\":\"failed\",\"error\":{\"code\":\"server_error\",\"message\":\"boom\"}}}\n\n",
+        );
+        assert!(read_every_way(Operation::Responses, failed).ends_with("error=true"));
+        let error = "event: error\ndata: {\"type\":\"error\",\"code\":\"rate_limit_exceeded\",\"message\":\"slow down\",\"param\":null}\n\n";
+        assert!(read_every_way(Operation::Responses, error).ends_with("error=true"));
+    }
+
+    const MESSAGES_STREAM: &str = concat!(
+        "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"llama\",\"content\":[],\"stop_reason\":null,",
+        "\"usage\":{\"input_tokens\":4,\"cache_read_input_tokens\":6,\"cache_creation_input_tokens\":2,\"output_tokens\":1}}}\n\n",
+        "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n",
+        "event: ping\ndata: {\"type\": \"ping\"}\n\n",
+        "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"one\"}}\n\n",
+        "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\" two\"}}\n\n",
+        "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n",
+        "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"max_tokens\",\"stop_sequence\":null},\"usage\":{\"output_tokens\":2}}\n\n",
+        "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+    );
+
+    #[test]
+    fn a_messages_stream_reads_its_deltas_and_both_usages() {
+        assert_eq!(
+            read_every_way(Operation::Messages, MESSAGES_STREAM),
+            "model=Some(\"llama\") first=true chunks=2 prompt=Some(4) completion=Some(2) \
+             cached=Some(6) written=Some(2) reasoning=None finish=Some(Length) error=false"
+        );
+        let error = "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n";
+        assert!(read_every_way(Operation::Messages, error).ends_with("error=true"));
+    }
+
+    #[test]
+    fn the_operation_of_a_path() {
+        let post = &http::Method::POST;
+        for (path, operation) in [
+            ("/v1/chat/completions", Some(Operation::Chat)),
+            ("/v1/completions/", Some(Operation::TextCompletion)),
+            ("/v1/responses", Some(Operation::Responses)),
+            ("/anthropic/v1/messages", Some(Operation::Messages)),
+            ("/v1/embeddings", Some(Operation::Embeddings)),
+            ("/v1/threads/thread_1/messages", None),
+            ("/v1/responses/resp_1/cancel", None),
+            ("/v1/messages/count_tokens", None),
+        ] {
+            assert_eq!(Operation::of(post, path), operation, "{path}");
+        }
+        assert_eq!(Operation::of(&http::Method::GET, "/v1/responses"), None);
     }
 
     #[test]

@@ -61,11 +61,17 @@ impl SseSplit {
     }
 
     /// The data of `bytes` when it is exactly one `data: ...\n\n` event
-    /// and nothing is pending: how servers write chunks, read in place.
+    /// (after an `event: ...\n` line, as the Responses and Messages APIs
+    /// write) and nothing is pending: how servers write chunks, read in
+    /// place.
     fn whole_event<'a>(&self, bytes: &'a [u8]) -> Option<&'a [u8]> {
         if !self.line.is_empty() || self.has_data || self.oversized {
             return None;
         }
+        let bytes = match bytes.strip_prefix(b"event: ") {
+            Some(named) => &named[memchr::memchr(b'\n', named)? + 1..],
+            None => bytes,
+        };
         let line = bytes.strip_prefix(b"data: ")?.strip_suffix(b"\n\n")?;
         memchr::memchr2(b'\n', b'\r', line)
             .is_none()
@@ -139,6 +145,15 @@ mod tests {
         assert_eq!(events(&bytes), expected, "byte by byte");
         let (a, b) = stream.split_at(23);
         assert_eq!(events(&[a, b]), expected, "split mid-line");
+    }
+
+    #[test]
+    fn a_named_event_in_one_piece_is_read_in_place_and_the_same_split() {
+        let stream = b"event: response.output_text.delta\ndata: {\"delta\":\"x\"}\n\nevent: x\r\ndata: y\n\n";
+        assert_eq!(events(&[&stream[..55]]), ["{\"delta\":\"x\"}"]);
+        let bytes: Vec<&[u8]> = stream.chunks(1).collect();
+        assert_eq!(events(&bytes), ["{\"delta\":\"x\"}", "y"]);
+        assert_eq!(events(&[stream]), ["{\"delta\":\"x\"}", "y"]);
     }
 
     #[test]

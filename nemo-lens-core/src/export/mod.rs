@@ -2,6 +2,8 @@
 //! `console`. Each is built from its own settings and fails with its own
 //! error, sources kept.
 
+#[doc(hidden)]
+pub mod bridge;
 #[cfg(feature = "console")]
 #[cfg_attr(docsrs, doc(cfg(feature = "console")))]
 pub mod console;

@@ -22,6 +22,11 @@ pub(crate) fn set_limit(limit: Option<usize>) {
     LIMIT.store(limit.unwrap_or(SDK_DEFAULT_LIMIT), Ordering::Relaxed);
 }
 
+/// The limit setup configured (the SDK's 2000 when none was).
+pub(crate) fn limit() -> usize {
+    LIMIT.load(Ordering::Relaxed)
+}
+
 /// Instruments of this process that have overflowed their cardinality limit
 /// since it started, in the order they did.
 pub fn overflowing_instruments() -> Vec<String> {
@@ -34,7 +39,17 @@ pub fn overflowing_instruments() -> Vec<String> {
 /// Notes every instrument of `metrics` with an overflow series, warning
 /// through `tracing` the first time each one does.
 pub(crate) fn note(metrics: &ResourceMetrics) {
-    for metric in metrics.scope_metrics().flat_map(|scope| scope.metrics()) {
+    for (scope, metric) in metrics
+        .scope_metrics()
+        .flat_map(|scope| scope.metrics().map(move |metric| (scope.scope(), metric)))
+    {
+        // Bridged instruments are warned about under the name their users
+        // wrote (and their dashboards query), not the OpenTelemetry one.
+        let name = if scope.name() == crate::export::bridge::SCOPE {
+            crate::export::bridge::prometheus_name(metric.name())
+        } else {
+            metric.name().to_owned()
+        };
         let overflowed = match metric.data() {
             AggregatedMetrics::F64(data) => has_overflow(data),
             AggregatedMetrics::U64(data) => has_overflow(data),
@@ -45,21 +60,20 @@ pub(crate) fn note(metrics: &ResourceMetrics) {
         }
         {
             let mut known = OVERFLOWING.lock().unwrap_or_else(PoisonError::into_inner);
-            if known.iter().any(|name| name == metric.name()) {
+            if known.contains(&name) {
                 continue;
             }
-            known.push(metric.name().to_owned());
+            known.push(name.clone());
         }
         // Warned with the lock released: a subscriber may ask for the list.
         let limit = LIMIT.load(Ordering::Relaxed);
         tracing::warn!(
             target: "nemo_lens",
-            instrument = metric.name(),
+            instrument = name.as_str(),
             limit,
-            "instrument `{}` has more than {limit} attribute sets; the SDK merges every new one \
-             into a single series marked {OVERFLOW_ATTRIBUTE}=true. Bound the attribute values \
-             (model names, adapters, routes) or raise NEMO_LENS_CARDINALITY_LIMIT",
-            metric.name()
+            "instrument `{name}` has more than {limit} attribute sets; the SDK merges every new \
+             one into a single series marked {OVERFLOW_ATTRIBUTE}=true. Bound the attribute \
+             values (model names, adapters, routes) or raise NEMO_LENS_CARDINALITY_LIMIT"
         );
     }
 }

@@ -27,6 +27,8 @@ pub(crate) enum Kind {
     Counter,
     Gauge,
     Histogram,
+    /// Only bridged histograms a `metrics` facade user chose to summarise.
+    Summary,
 }
 
 impl Kind {
@@ -35,6 +37,7 @@ impl Kind {
             Kind::Counter => "counter",
             Kind::Gauge => "gauge",
             Kind::Histogram => "histogram",
+            Kind::Summary => "summary",
         }
     }
 }
@@ -66,6 +69,12 @@ pub(crate) enum Sample {
         buckets: Vec<(f64, u64)>,
     },
     Exponential(Exponential),
+    /// `(quantile, value)` pairs with the sum and count.
+    Summary {
+        quantiles: Vec<(f64, f64)>,
+        sum: f64,
+        count: u64,
+    },
 }
 
 /// An OpenTelemetry base-2 exponential histogram point.
@@ -115,12 +124,33 @@ pub(crate) fn families(
         .resource_labels
         .get_or_insert_with(|| resource_labels(metrics.resource(), selection))
         .clone();
+    // Summaries of the bridges whose instruments this collection holds.
+    let mut summaries: Vec<(crate::export::bridge::SummaryFamily, Option<String>)> = Vec::new();
     for scope_metrics in metrics.scope_metrics() {
-        let mut extra = scope_labels(scope_metrics.scope());
+        // Series of the `metrics` facade keep the names and labels
+        // `metrics-exporter-prometheus` gives them: dashboards query those.
+        let bridged = scope_metrics.scope().name() == crate::export::bridge::SCOPE;
+        let bridge = crate::export::bridge::state(scope_metrics.scope());
+        let summarised: Vec<crate::export::bridge::SummaryFamily> =
+            bridge.as_ref().map(|b| b.summaries()).unwrap_or_default();
+        let bridge_help = |name: &str| bridge.as_ref().and_then(|b| b.help(name));
+        let mut extra = if bridged {
+            Vec::new()
+        } else {
+            scope_labels(scope_metrics.scope())
+        };
         extra.extend(resource_labels.iter().cloned());
         for metric in scope_metrics.metrics() {
-            let (kind, name) = kind_and_name(metric);
-            let help = match known.families.get(&name) {
+            let (kind, name) = if bridged {
+                bridged_kind_and_name(metric)
+            } else {
+                kind_and_name(metric)
+            };
+            // Its summary stands for it on this endpoint.
+            if summarised.iter().any(|s| s.name == name) {
+                continue;
+            }
+            let help = match known.families.get_mut(&name) {
                 Some((existing, _)) if *existing != kind => {
                     tracing::warn!(
                         target: "nemo_lens",
@@ -130,9 +160,17 @@ pub(crate) fn families(
                     );
                     continue;
                 }
+                // A facade description may arrive after the first scrape.
+                Some((_, help)) if bridged && help.is_empty() => {
+                    if let Some(described) = bridge_help(&name) {
+                        *help = described;
+                    }
+                    help.clone()
+                }
                 Some((_, help)) => help.clone(),
                 None => {
-                    let help = metric.description().to_owned();
+                    let help =
+                        bridge_help(&name).unwrap_or_else(|| metric.description().to_owned());
                     known.families.insert(name.clone(), (kind, help.clone()));
                     help
                 }
@@ -152,6 +190,13 @@ pub(crate) fn families(
                 .metrics
                 .extend(series);
         }
+        summaries.extend(summarised.into_iter().map(|summary| {
+            let help = bridge_help(&summary.name);
+            (summary, help)
+        }));
+    }
+    for (summary, help) in summaries {
+        add_summary(&mut by_name, summary, help, &resource_labels, known);
     }
     let mut families: Vec<Family> = by_name.into_values().collect();
     for family in &mut families {
@@ -193,6 +238,75 @@ fn kind_and_name(metric: &OtelMetric) -> (Kind, String) {
         _ => Kind::Gauge,
     };
     (kind, name)
+}
+
+/// A bridged summary as a family, or its series added to the family of
+/// that name another bridge made; unless its name already has another type
+/// on this endpoint. `described` is its bridge's HELP.
+fn add_summary(
+    by_name: &mut BTreeMap<String, Family>,
+    summary: crate::export::bridge::SummaryFamily,
+    described: Option<String>,
+    resource_labels: &[(String, String)],
+    known: &mut Known,
+) {
+    let name = summary.name;
+    let help = match known.families.get_mut(&name) {
+        Some((existing, _)) if *existing != Kind::Summary => {
+            tracing::warn!(
+                target: "nemo_lens",
+                metric = %name,
+                "two instruments give Prometheus metric {name} different types; the \
+                 second is not exported"
+            );
+            return;
+        }
+        Some((_, help)) => {
+            if help.is_empty() {
+                *help = described.unwrap_or_default();
+            }
+            help.clone()
+        }
+        None => {
+            let help = described.unwrap_or_default();
+            known
+                .families
+                .insert(name.clone(), (Kind::Summary, help.clone()));
+            help
+        }
+    };
+    if summary.series.is_empty() {
+        return;
+    }
+    let metrics = summary.series.into_iter().map(|series| {
+        let mut labels = series.labels;
+        labels.extend(resource_labels.iter().cloned());
+        Series {
+            labels,
+            value: Sample::Summary {
+                quantiles: series.quantiles,
+                sum: series.sum,
+                count: series.count,
+            },
+        }
+    });
+    by_name
+        .entry(name.clone())
+        .or_insert_with(|| Family {
+            name,
+            help,
+            kind: Kind::Summary,
+            metrics: Vec::new(),
+        })
+        .metrics
+        .extend(metrics);
+}
+
+/// The family type and name of a bridged instrument: its Prometheus name
+/// as the facade wrote it, without unit suffix or `_total`.
+fn bridged_kind_and_name(metric: &OtelMetric) -> (Kind, String) {
+    let (kind, _) = kind_and_name(metric);
+    (kind, crate::export::bridge::prometheus_name(metric.name()))
 }
 
 fn series_of(metric: &OtelMetric, extra: &[(String, String)]) -> Vec<Series> {

@@ -46,6 +46,30 @@ pub(crate) fn encode(families: &[Family]) -> Vec<u8> {
                         &buckets,
                     );
                 }
+                (
+                    Sample::Summary {
+                        quantiles,
+                        sum,
+                        count,
+                    },
+                    Kind::Summary,
+                ) => {
+                    for (quantile, value) in quantiles {
+                        let q = quantile.to_string();
+                        let mut labels = series.labels.clone();
+                        labels.push(("quantile".to_owned(), q));
+                        sample(&mut out, name, "", &labels, None, *value);
+                    }
+                    sample(&mut out, name, "_sum", &series.labels, None, *sum);
+                    sample(
+                        &mut out,
+                        name,
+                        "_count",
+                        &series.labels,
+                        None,
+                        *count as f64,
+                    );
+                }
                 // A value of another kind than its family is never made.
                 _ => {}
             }

@@ -30,6 +30,24 @@ struct Counter {
 }
 
 #[derive(Clone, PartialEq, Message)]
+struct Quantile {
+    #[prost(double, tag = "1")]
+    quantile: f64,
+    #[prost(double, tag = "2")]
+    value: f64,
+}
+
+#[derive(Clone, PartialEq, Message)]
+struct Summary {
+    #[prost(uint64, tag = "1")]
+    sample_count: u64,
+    #[prost(double, tag = "2")]
+    sample_sum: f64,
+    #[prost(message, repeated, tag = "3")]
+    quantile: Vec<Quantile>,
+}
+
+#[derive(Clone, PartialEq, Message)]
 struct Bucket {
     #[prost(uint64, tag = "1")]
     cumulative_count: u64,
@@ -77,6 +95,8 @@ struct Metric {
     gauge: Option<Gauge>,
     #[prost(message, optional, tag = "3")]
     counter: Option<Counter>,
+    #[prost(message, optional, tag = "4")]
+    summary: Option<Summary>,
     #[prost(message, optional, tag = "7")]
     histogram: Option<Histogram>,
 }
@@ -87,7 +107,7 @@ struct MetricFamily {
     name: String,
     #[prost(string, tag = "2")]
     help: String,
-    /// `COUNTER` 0, `GAUGE` 1, `HISTOGRAM` 4.
+    /// `COUNTER` 0, `GAUGE` 1, `SUMMARY` 2, `HISTOGRAM` 4.
     #[prost(int32, tag = "3")]
     r#type: i32,
     #[prost(message, repeated, tag = "4")]
@@ -104,6 +124,7 @@ pub(super) fn encode(families: &[Family]) -> Vec<u8> {
             r#type: match family.kind {
                 Kind::Counter => 0,
                 Kind::Gauge => 1,
+                Kind::Summary => 2,
                 Kind::Histogram => 4,
             },
             metric: family
@@ -155,6 +176,26 @@ pub(super) fn encode(families: &[Family]) -> Vec<u8> {
                             (histogram.negative_span, histogram.negative_delta) =
                                 spans(native.negative);
                             metric.histogram = Some(histogram);
+                        }
+                        (
+                            Sample::Summary {
+                                quantiles,
+                                sum,
+                                count,
+                            },
+                            Kind::Summary,
+                        ) => {
+                            metric.summary = Some(Summary {
+                                sample_count: *count,
+                                sample_sum: *sum,
+                                quantile: quantiles
+                                    .iter()
+                                    .map(|(quantile, value)| Quantile {
+                                        quantile: *quantile,
+                                        value: *value,
+                                    })
+                                    .collect(),
+                            });
                         }
                         _ => return None,
                     }
