@@ -183,15 +183,17 @@ fn aiperf_and_the_server_agree_on_embeddings() {
         client.succeeded, server.succeeded
     );
     println!(
-        "| embeddings | failed requests | {} | {:?} |",
-        client.failed, server.errors
+        "| embeddings | failed requests | {} | {} |",
+        client.failed,
+        server.errors.values().fold(0.0, |all, n| all + n)
     );
     println!(
         "| embeddings | request latency / duration, mean | {:.2} ms | {:.2} ms |",
         client.latency_ms, server.duration_ms
     );
     println!(
-        "| embeddings | input tokens | {client_input:?} | {} |",
+        "| embeddings | input tokens | {} | {} |",
+        client_input.map_or_else(|| "none".to_owned(), |tokens| format!("{tokens:.0}")),
         server.input_tokens
     );
     println!(
