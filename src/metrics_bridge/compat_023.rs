@@ -71,48 +71,24 @@ impl metrics_023::Recorder for BridgeRecorder {
     #[inline]
     fn register_counter(&self, key: &Key, _metadata: &Metadata<'_>) -> Counter {
         let inner = &self.inner;
-        if inner.meter.is_none() {
-            return Counter::noop();
-        }
-        if let Some(series) = inner.counters_023.get(key) {
-            return Counter::from_arc(series);
-        }
         inner
-            .new_counter(parts(key), SeriesKey::V023(key.clone()), |inner, s| {
-                inner.counters_023.insert(key.clone(), s)
-            })
+            .counter(&inner.counters_023, key, parts, SeriesKey::V023)
             .map_or_else(Counter::noop, Counter::from_arc)
     }
 
     #[inline]
     fn register_gauge(&self, key: &Key, _metadata: &Metadata<'_>) -> Gauge {
         let inner = &self.inner;
-        if inner.meter.is_none() {
-            return Gauge::noop();
-        }
-        if let Some(series) = inner.gauges_023.get(key) {
-            return Gauge::from_arc(series);
-        }
         inner
-            .new_gauge(parts(key), SeriesKey::V023(key.clone()), |inner, s| {
-                inner.gauges_023.insert(key.clone(), s)
-            })
+            .gauge(&inner.gauges_023, key, parts, SeriesKey::V023)
             .map_or_else(Gauge::noop, Gauge::from_arc)
     }
 
     #[inline]
     fn register_histogram(&self, key: &Key, _metadata: &Metadata<'_>) -> Histogram {
         let inner = &self.inner;
-        if inner.meter.is_none() {
-            return Histogram::noop();
-        }
-        if let Some(series) = inner.histograms_023.get(key) {
-            return Histogram::from_arc(series);
-        }
         inner
-            .new_histogram(parts(key), |inner, s| {
-                inner.histograms_023.insert(key.clone(), s)
-            })
+            .histogram(&inner.histograms_023, key, parts)
             .map_or_else(Histogram::noop, Histogram::from_arc)
     }
 }

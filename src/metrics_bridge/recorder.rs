@@ -20,7 +20,7 @@ use super::family::{
 use super::handles::{CounterSeries, GaugeSeries, HistogramSeries, SeriesKey};
 use super::matcher::{BucketRules, Matcher};
 use super::names::{sanitize_label_key, sanitize_metric_name};
-use super::registry::{Registry, Removal};
+use super::registry::{Registry, RegistryKey, Removal};
 use super::summary::{Summaries, SummaryConfig};
 
 /// A recorder of the `metrics` facade that exports through nemo-lens: on
@@ -359,6 +359,59 @@ impl Inner {
         self.families.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// The counter series of `key` in `registry` (the 0.24 or the 0.23
+    /// look-up): found without a lock, or registered on the key's first use.
+    /// `None` when nothing records (the handle is then a no-op).
+    #[inline]
+    pub(crate) fn counter<K: RegistryKey + Clone>(
+        &self,
+        registry: &Registry<K, CounterSeries>,
+        key: &K,
+        parts: for<'k> fn(&'k K) -> KeyParts<'k>,
+        series_key: fn(K) -> SeriesKey,
+    ) -> Option<Arc<CounterSeries>> {
+        self.meter.as_ref()?;
+        if let Some(series) = registry.get(key) {
+            return Some(series);
+        }
+        self.new_counter(parts(key), series_key(key.clone()), |_, s| {
+            registry.insert(key.clone(), s)
+        })
+    }
+
+    /// [`counter`](Self::counter) for gauges.
+    #[inline]
+    pub(crate) fn gauge<K: RegistryKey + Clone>(
+        &self,
+        registry: &Registry<K, GaugeSeries>,
+        key: &K,
+        parts: for<'k> fn(&'k K) -> KeyParts<'k>,
+        series_key: fn(K) -> SeriesKey,
+    ) -> Option<Arc<GaugeSeries>> {
+        self.meter.as_ref()?;
+        if let Some(series) = registry.get(key) {
+            return Some(series);
+        }
+        self.new_gauge(parts(key), series_key(key.clone()), |_, s| {
+            registry.insert(key.clone(), s)
+        })
+    }
+
+    /// [`counter`](Self::counter) for histograms.
+    #[inline]
+    pub(crate) fn histogram<K: RegistryKey + Clone>(
+        &self,
+        registry: &Registry<K, HistogramSeries>,
+        key: &K,
+        parts: for<'k> fn(&'k K) -> KeyParts<'k>,
+    ) -> Option<Arc<HistogramSeries>> {
+        self.meter.as_ref()?;
+        if let Some(series) = registry.get(key) {
+            return Some(series);
+        }
+        self.new_histogram(parts(key), |_, s| registry.insert(key.clone(), s))
+    }
+
     /// A key's first counter registration: its series, found by its
     /// labels or built, and made findable by `insert` (which returns the
     /// key's series and whether it was newly registered).
@@ -568,48 +621,24 @@ impl Recorder for BridgeRecorder {
     #[inline]
     fn register_counter(&self, key: &Key, _metadata: &Metadata<'_>) -> Counter {
         let inner = &self.inner;
-        if inner.meter.is_none() {
-            return Counter::noop();
-        }
-        if let Some(series) = inner.counters.get(key) {
-            return Counter::from_arc(series);
-        }
         inner
-            .new_counter(parts(key), SeriesKey::V024(key.clone()), |inner, s| {
-                inner.counters.insert(key.clone(), s)
-            })
+            .counter(&inner.counters, key, parts, SeriesKey::V024)
             .map_or_else(Counter::noop, Counter::from_arc)
     }
 
     #[inline]
     fn register_gauge(&self, key: &Key, _metadata: &Metadata<'_>) -> Gauge {
         let inner = &self.inner;
-        if inner.meter.is_none() {
-            return Gauge::noop();
-        }
-        if let Some(series) = inner.gauges.get(key) {
-            return Gauge::from_arc(series);
-        }
         inner
-            .new_gauge(parts(key), SeriesKey::V024(key.clone()), |inner, s| {
-                inner.gauges.insert(key.clone(), s)
-            })
+            .gauge(&inner.gauges, key, parts, SeriesKey::V024)
             .map_or_else(Gauge::noop, Gauge::from_arc)
     }
 
     #[inline]
     fn register_histogram(&self, key: &Key, _metadata: &Metadata<'_>) -> Histogram {
         let inner = &self.inner;
-        if inner.meter.is_none() {
-            return Histogram::noop();
-        }
-        if let Some(series) = inner.histograms.get(key) {
-            return Histogram::from_arc(series);
-        }
         inner
-            .new_histogram(parts(key), |inner, s| {
-                inner.histograms.insert(key.clone(), s)
-            })
+            .histogram(&inner.histograms, key, parts)
             .map_or_else(Histogram::noop, Histogram::from_arc)
     }
 }
