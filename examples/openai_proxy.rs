@@ -80,7 +80,12 @@ fn parse_args() -> Result<Args, String> {
                 })?)
             }
             "--upstream" => upstream = Some(upstream_uri(&value)?),
-            "--model" if !value.is_empty() => models.push(value),
+            "--model" if value.is_empty() => {
+                return Err(format!(
+                    "--model expects a model name, got an empty one; {usage}"
+                ))
+            }
+            "--model" => models.push(value),
             "--upstream-timeout-s" => match value.parse::<u64>() {
                 Ok(seconds) if seconds > 0 => timeout = Duration::from_secs(seconds),
                 _ => {

@@ -3,7 +3,8 @@
 //! against aiperf's figures (chat, streamed with a quarter cancelled, and
 //! not streamed), its added time to first token is measured against the
 //! server driven directly, and the upstream stopped mid-run gives 502s
-//! recorded with `error.type` while the proxy keeps serving.
+//! recorded with `error.type` while the proxy keeps serving; bad command
+//! lines are refused with a message naming the flag.
 //!
 //! Needs the built server and proxy, aiperf and a tokenizer directory; run
 //! by `scripts/e2e.sh`, one test at a time:
@@ -344,4 +345,62 @@ fn an_upstream_that_does_not_answer_is_a_504() {
         proxied.errors
     );
     assert_eq!(proxied.succeeded, 0.0);
+}
+
+/// Command lines the proxy refuses, each with a message naming the flag
+/// and the value, before it binds anything.
+#[test]
+#[ignore = "needs the built proxy; run scripts/e2e.sh"]
+fn bad_command_lines_are_refused_naming_the_flag() {
+    let port = free_port().to_string();
+    let listen = format!("127.0.0.1:{port}");
+    for (args, message) in [
+        (
+            vec![
+                "--listen",
+                &listen,
+                "--upstream",
+                "http://127.0.0.1:1",
+                "--model",
+                "",
+            ],
+            "--model expects a model name, got an empty one",
+        ),
+        (
+            vec!["--listen", &listen, "--upstream", "http://127.0.0.1:1"],
+            "--model is required",
+        ),
+        (
+            vec![
+                "--listen",
+                "nowhere",
+                "--upstream",
+                "http://127.0.0.1:1",
+                "--model",
+                MODEL,
+            ],
+            "--listen expects an address such as 127.0.0.1:9000, got \"nowhere\"",
+        ),
+        (
+            vec![
+                "--listen",
+                &listen,
+                "--upstream",
+                "http://127.0.0.1:1",
+                "--model",
+                MODEL,
+                "--upstream-timeout-s",
+                "0",
+            ],
+            "--upstream-timeout-s expects a positive number of seconds, got \"0\"",
+        ),
+    ] {
+        let output = Command::new(env_path("E2E_OPENAI_PROXY_BIN"))
+            .args(&args)
+            .output()
+            .expect("run the proxy");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{args:?} was accepted");
+        assert!(stderr.contains(message), "{args:?}: {stderr}");
+    }
 }

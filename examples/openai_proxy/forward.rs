@@ -38,7 +38,12 @@ impl Proxy {
         // algorithm holds one back until the previous is acknowledged.
         connector.set_nodelay(true);
         Proxy {
-            client: Client::builder(TokioExecutor::new()).build(connector),
+            // Engines behind uvicorn close a keep-alive connection idle
+            // for 5 s; reusing one the upstream is closing fails the
+            // request. Dropped sooner here, the pool never hands one out.
+            client: Client::builder(TokioExecutor::new())
+                .pool_idle_timeout(Duration::from_secs(4))
+                .build(connector),
             upstream,
             timeout,
             meter: meter.clone(),

@@ -91,10 +91,17 @@ pub(crate) enum Instrument {
         histogram: Histogram<f64>,
         /// Its series are also summarised for Prometheus.
         summarised: bool,
-        /// Every series, so keys reducing to one label set share one
-        /// (and one summary). Histograms never expire.
-        by_labels: HashMap<Labels, Arc<HistogramSeries>>,
+        series: HistogramSet,
     },
+}
+
+/// Every series of a histogram, so keys reducing to one label set share
+/// one (and one summary). Histograms never expire.
+#[derive(Default)]
+pub(crate) struct HistogramSet {
+    pub(crate) by_labels: HashMap<Labels, Arc<HistogramSeries>>,
+    /// Where keys past the cardinality limit go, reached by no key.
+    pub(crate) overflow: Option<Arc<HistogramSeries>>,
 }
 
 /// What `describe_*` said of a name.
@@ -263,7 +270,7 @@ impl NewInstrument<'_> {
         Instrument::Histogram {
             histogram: builder.build(),
             summarised,
-            by_labels: HashMap::new(),
+            series: HistogramSet::default(),
         }
     }
 }

@@ -46,6 +46,32 @@ impl Recency {
         }
         now.saturating_duration_since(*seen)
     }
+
+    /// Whether the series was updated since a collection last looked,
+    /// asked once its last handle was seen gone: the fence pairs with the
+    /// release of that handle's drop, so an update made through it is
+    /// seen here.
+    pub(crate) fn touched_since_seen(&self) -> bool {
+        std::sync::atomic::fence(Ordering::Acquire);
+        self.touched.load(Ordering::Relaxed)
+    }
+}
+
+/// A series that expires when idle: counters and gauges.
+pub(crate) trait Idles {
+    fn recency(&self) -> &Recency;
+}
+
+impl Idles for CounterSeries {
+    fn recency(&self) -> &Recency {
+        &self.recency
+    }
+}
+
+impl Idles for GaugeSeries {
+    fn recency(&self) -> &Recency {
+        &self.recency
+    }
 }
 
 /// A key a series is registered under, for removing it on expiry.

@@ -17,7 +17,7 @@ use opentelemetry::KeyValue;
 use super::family::{
     Described, Entry, Expire, Family, Instrument, Kind, Labels, NewInstrument, Observed,
 };
-use super::handles::{CounterSeries, GaugeSeries, HistogramSeries, SeriesKey};
+use super::handles::{CounterSeries, GaugeSeries, HistogramSeries, Idles, SeriesKey};
 use super::matcher::{BucketRules, Matcher};
 use super::names::{sanitize_label_key, sanitize_metric_name};
 use super::registry::{Registry, RegistryKey, Removal};
@@ -192,46 +192,32 @@ impl Inner {
     }
 
     /// The family of `name` ready to take a series of `kind`, building its
-    /// instrument on first use; `None` (warned once) when the name has
-    /// another kind or the SDK cannot take it.
+    /// instrument on first use. Refused when nothing records, or (warned
+    /// once) when the name has another kind or the SDK cannot take it: the
+    /// caller warns once it has released the registration lock, since a
+    /// subscriber may record through the facade.
     fn family<'f>(
         &self,
         families: &'f mut HashMap<String, Family>,
         name: &str,
         kind: Kind,
-    ) -> Option<&'f mut Instrument> {
-        let meter = self.meter.as_ref()?;
+    ) -> Result<&'f mut Instrument, Option<Refusal>> {
+        let meter = self.meter.as_ref().ok_or(None)?;
         let family = families.entry(name.to_owned()).or_default();
         match &family.exported {
             Some((existing, _)) if *existing != kind => {
-                if !family.warned {
-                    family.warned = true;
-                    tracing::warn!(
-                        target: "nemo_lens",
-                        metric = name,
-                        "metric `{name}` is recorded as a {} and as a {}; only the {} is \
-                         exported (one metric family per name), the {} records are dropped",
-                        existing.as_str(),
-                        kind.as_str(),
-                        existing.as_str(),
-                        kind.as_str(),
-                    );
-                }
-                return None;
+                return Err(refuse(
+                    &mut family.warned,
+                    Refusal::OtherKind {
+                        existing: *existing,
+                        kind,
+                    },
+                ));
             }
             Some(_) => {}
             None => {
                 let Some(otel_name) = nemo_lens_core::export::bridge::otel_name(name) else {
-                    if !family.warned {
-                        family.warned = true;
-                        tracing::warn!(
-                            target: "nemo_lens",
-                            metric = name,
-                            "metric `{name}` cannot be an OpenTelemetry instrument name \
-                             (it is empty or longer than 255 characters); it is not exported"
-                        );
-                    }
-                    return None;
+                    return Err(refuse(&mut family.warned, Refusal::Name));
                 };
                 let new = NewInstrument {
                     meter,
@@ -247,43 +233,56 @@ impl Inner {
                         self.idle_timeout(MetricKind::Gauge),
                         self.expiry(Inner::unregister_gauge, Inner::reregister_gauge),
                     ),
-                    Kind::Histogram => {
-                        let buckets = &self.settings.buckets;
-                        let summarised = buckets.matched(name).is_none()
-                            && self
-                                .settings
-                                .summary_matchers
-                                .iter()
-                                .any(|m| m.matches(name));
-                        // OTLP gets a summarised name's whole distribution.
-                        let buckets = if summarised {
-                            None
-                        } else {
-                            buckets.for_name(name)
-                        };
-                        let aggregation = match buckets {
-                            Some(_) => HistogramAggregation::ExplicitBucket,
-                            None => HistogramAggregation::Base2Exponential,
-                        };
-                        self.exposed
-                            .aggregations
-                            .write()
-                            .unwrap_or_else(PoisonError::into_inner)
-                            .insert(new.otel_name.clone(), aggregation);
-                        new.histogram(buckets, summarised)
-                    }
+                    Kind::Histogram => self.new_histogram_instrument(name, new),
                 };
                 family.exported = Some((kind, instrument));
             }
         }
-        family.exported.as_mut().map(|(_, instrument)| instrument)
+        match &mut family.exported {
+            Some((_, instrument)) => Ok(instrument),
+            None => Err(None),
+        }
+    }
+
+    /// The instrument of histogram `name`: with its matcher's buckets,
+    /// else exponential; summarised for Prometheus when opted in.
+    fn new_histogram_instrument(&self, name: &str, new: NewInstrument<'_>) -> Instrument {
+        let buckets = &self.settings.buckets;
+        let summarised = buckets.matched(name).is_none()
+            && self
+                .settings
+                .summary_matchers
+                .iter()
+                .any(|m| m.matches(name));
+        // OTLP gets a summarised name's whole distribution.
+        let buckets = if summarised {
+            None
+        } else {
+            buckets.for_name(name)
+        };
+        let aggregation = match buckets {
+            Some(_) => HistogramAggregation::ExplicitBucket,
+            None => HistogramAggregation::Base2Exponential,
+        };
+        self.exposed
+            .aggregations
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(new.otel_name.clone(), aggregation);
+        if summarised {
+            // Before the instrument exists: a scrape must never take the
+            // name for a histogram, or its summary would be refused as a
+            // second type for good.
+            self.exposed.summaries.declare(name);
+        }
+        new.histogram(buckets, summarised)
     }
 
     /// What a collection calls with an idle series of an observable
     /// instrument that nobody holds: its keys leave the look-up, unless a
     /// handle to it was taken meanwhile or a look-up is still reading the
     /// old entry; then they go back and the series stays.
-    fn expiry<T: Send + Sync + 'static>(
+    fn expiry<T: Idles + Send + Sync + 'static>(
         &self,
         unregister: fn(&Inner, &SeriesKey, &Arc<T>) -> Removal,
         reregister: fn(&Inner, &SeriesKey, &Arc<T>),
@@ -304,8 +303,10 @@ impl Inner {
             // Held now by `entry` and by a handle a look-up gave out before
             // the keys left, if any. The series lock the caller holds keeps
             // registrations out, so putting the keys back cannot lose to
-            // one.
-            if Arc::strong_count(&entry.series) > 1 {
+            // one. A handle taken and dropped since the collection found the
+            // series idle left its update behind, unexported yet: the series
+            // stays for the next collection to export it.
+            if Arc::strong_count(&entry.series) > 1 || entry.series.recency().touched_since_seen() {
                 for key in &entry.keys {
                     reregister(&inner, key, &entry.series);
                 }
@@ -423,10 +424,14 @@ impl Inner {
     ) -> Option<Arc<CounterSeries>> {
         let name = sanitize_metric_name(parts.name);
         let mut families = self.lock_families();
-        let Some(Instrument::Counter { observed, .. }) =
-            self.family(&mut families, &name, Kind::Counter)
-        else {
-            return self.unexported(|| CounterSeries::new(Vec::new()), insert);
+        let observed = match self.family(&mut families, &name, Kind::Counter) {
+            Ok(Instrument::Counter { observed, .. }) => observed,
+            refused => {
+                let refusal = refused.err().flatten();
+                drop(families);
+                warn(refusal, &name);
+                return self.unexported(|| CounterSeries::new(Vec::new()), insert);
+            }
         };
         Some(register_observed(
             observed,
@@ -445,10 +450,14 @@ impl Inner {
     ) -> Option<Arc<GaugeSeries>> {
         let name = sanitize_metric_name(parts.name);
         let mut families = self.lock_families();
-        let Some(Instrument::Gauge { observed, .. }) =
-            self.family(&mut families, &name, Kind::Gauge)
-        else {
-            return self.unexported(|| GaugeSeries::new(Vec::new()), insert);
+        let observed = match self.family(&mut families, &name, Kind::Gauge) {
+            Ok(Instrument::Gauge { observed, .. }) => observed,
+            refused => {
+                let refusal = refused.err().flatten();
+                drop(families);
+                warn(refusal, &name);
+                return self.unexported(|| GaugeSeries::new(Vec::new()), insert);
+            }
         };
         Some(register_observed(
             observed,
@@ -459,6 +468,10 @@ impl Inner {
         ))
     }
 
+    /// [`new_counter`](Self::new_counter) for histograms, whose series
+    /// never expire: each label set is built once and kept, so keys
+    /// reducing to one share it (and its summary); past the cardinality
+    /// limit, keys reach the overflow series without being registered.
     pub(crate) fn new_histogram(
         &self,
         parts: KeyParts<'_>,
@@ -466,32 +479,55 @@ impl Inner {
     ) -> Option<Arc<HistogramSeries>> {
         let name = sanitize_metric_name(parts.name);
         let mut families = self.lock_families();
-        let Some(Instrument::Histogram {
-            histogram,
-            summarised,
-            by_labels,
-        }) = self.family(&mut families, &name, Kind::Histogram)
-        else {
-            return self.unexported(HistogramSeries::unexported, insert);
-        };
+        let (histogram, summarised, series) =
+            match self.family(&mut families, &name, Kind::Histogram) {
+                Ok(Instrument::Histogram {
+                    histogram,
+                    summarised,
+                    series,
+                }) => (histogram, *summarised, series),
+                refused => {
+                    let refusal = refused.err().flatten();
+                    drop(families);
+                    warn(refusal, &name);
+                    return self.unexported(HistogramSeries::unexported, insert);
+                }
+            };
         let labels = self.labels(&parts.labels);
-        if let Some(existing) = by_labels.get(&labels) {
+        if let Some(existing) = series.by_labels.get(&labels) {
             return Some(insert(self, Arc::clone(existing)).0);
         }
-        let attributes = attributes(&labels);
-        let summary = summarised.then(|| self.exposed.summaries.new_series(labels.clone()));
-        let series = Arc::new(HistogramSeries::new(
-            histogram.bind(&attributes),
+        let summaries = &self.exposed.summaries;
+        if series.by_labels.len() >= cardinality_limit() {
+            let overflow = series.overflow.get_or_insert_with(|| {
+                let summary = summarised.then(|| {
+                    let summary = summaries.new_series(vec![(
+                        sanitize_label_key(nemo_lens_core::export::overflow::OVERFLOW_ATTRIBUTE),
+                        "true".to_owned(),
+                    )]);
+                    summaries.add(&name, Arc::clone(&summary));
+                    summary
+                });
+                Arc::new(HistogramSeries::new(
+                    histogram.bind(&overflow_attributes()),
+                    summary,
+                ))
+            });
+            return Some(Arc::clone(overflow));
+        }
+        let summary = summarised.then(|| summaries.new_series(labels.clone()));
+        let new = Arc::new(HistogramSeries::new(
+            histogram.bind(&attributes(&labels)),
             summary.clone(),
         ));
-        let (registered, inserted) = insert(self, Arc::clone(&series));
+        let (registered, inserted) = insert(self, Arc::clone(&new));
         // Only the registered series is summarised: a second summary of
         // one label set would be a duplicate sample.
         if inserted {
             if let Some(summary) = summary {
-                self.exposed.summaries.add(&name, summary);
+                summaries.add(&name, summary);
             }
-            by_labels.insert(labels, series);
+            series.by_labels.insert(labels, new);
         }
         Some(registered)
     }
@@ -523,21 +559,68 @@ impl Inner {
         if self.described.load().contains(name) {
             return;
         }
-        self.described.rcu(|known| {
-            let mut known = HashSet::clone(known);
-            known.insert(name.to_owned());
-            known
-        });
+        // An empty description says nothing yet: a later one is still the
+        // first to be heard.
+        if !description.is_empty() {
+            self.described.rcu(|known| {
+                let mut known = HashSet::clone(known);
+                known.insert(name.to_owned());
+                known
+            });
+        }
         let name = sanitize_metric_name(name);
         self.exposed.describe(&name, description);
         let mut families = self.lock_families();
         let family = families.entry(name).or_default();
-        if family.described.is_none() {
-            family.described = Some(Described {
-                unit,
-                description: description.to_owned(),
-            });
+        match &mut family.described {
+            None => {
+                family.described = Some(Described {
+                    unit,
+                    description: description.to_owned(),
+                })
+            }
+            Some(described) if described.description.is_empty() => {
+                described.description = description.to_owned();
+                described.unit = described.unit.or(unit);
+            }
+            Some(_) => {}
         }
+    }
+}
+
+/// Why a name takes no series of a kind.
+#[derive(Debug, Clone, Copy)]
+enum Refusal {
+    /// The name is exported as another kind.
+    OtherKind { existing: Kind, kind: Kind },
+    /// The SDK cannot take the name.
+    Name,
+}
+
+/// `refusal` to be warned about, the first time only.
+fn refuse(warned: &mut bool, refusal: Refusal) -> Option<Refusal> {
+    (!std::mem::replace(warned, true)).then_some(refusal)
+}
+
+fn warn(refusal: Option<Refusal>, name: &str) {
+    match refusal {
+        None => {}
+        Some(Refusal::OtherKind { existing, kind }) => tracing::warn!(
+            target: "nemo_lens",
+            metric = name,
+            "metric `{name}` is recorded as a {} and as a {}; only the {} is exported (one \
+             metric family per name), the {} records are dropped",
+            existing.as_str(),
+            kind.as_str(),
+            existing.as_str(),
+            kind.as_str(),
+        ),
+        Some(Refusal::Name) => tracing::warn!(
+            target: "nemo_lens",
+            metric = name,
+            "metric `{name}` cannot be an OpenTelemetry instrument name (it is empty or longer \
+             than 255 characters); it is not exported"
+        ),
     }
 }
 
@@ -644,120 +727,4 @@ impl Recorder for BridgeRecorder {
 }
 
 #[cfg(all(test, feature = "prometheus"))]
-mod tests {
-    use std::sync::Mutex;
-
-    use metrics::{counter, gauge};
-    use nemo_lens_core::export::prometheus::{Format, PrometheusRenderer};
-    use nemo_lens_core::telemetry::PrometheusResourceLabels;
-    use nemo_lens_core::{EnvLookup, NemoLensConfig, SetupOptions, TelemetryHandle};
-
-    use super::*;
-    use crate::metrics_bridge::MetricsBridge;
-
-    /// The cardinality limit is process-wide: these tests take turns.
-    static SERIAL: Mutex<()> = Mutex::new(());
-
-    fn telemetry(limit: &str) -> (TelemetryHandle, PrometheusRenderer) {
-        let config = NemoLensConfig::from_lookup(EnvLookup::from_pairs([
-            ("NEMO_LENS_ENABLED", "true"),
-            ("NEMO_LENS_CARDINALITY_LIMIT", limit),
-        ]))
-        .expect("config");
-        let (reader, renderer) =
-            PrometheusRenderer::new(&PrometheusResourceLabels::None).expect("renderer");
-        let telemetry = SetupOptions::new()
-            .env(EnvLookup::from_pairs::<&str, &str>([]))
-            .probe_gpus(false)
-            .allow_reinit(true)
-            .set_global(false)
-            .metric_reader(reader)
-            .setup(&config, 0, 1)
-            .expect("setup");
-        (telemetry, renderer)
-    }
-
-    fn text(renderer: &PrometheusRenderer) -> String {
-        String::from_utf8(renderer.render_as(Format::Text).expect("render").body).expect("utf-8")
-    }
-
-    #[test]
-    fn keys_past_the_cardinality_limit_stay_out_of_the_look_up() {
-        let _turn = SERIAL.lock().unwrap_or_else(PoisonError::into_inner);
-        let (telemetry, renderer) = telemetry("4");
-        let recorder = MetricsBridge::new().build(&telemetry);
-        metrics::with_local_recorder(&recorder, || {
-            for worker in 0..1_000 {
-                let worker = worker.to_string();
-                counter!("past_limit_total", "worker" => worker.clone()).increment(1);
-                gauge!("past_limit_gauge", "worker" => worker.clone()).increment(1.0);
-                // Not exported (already a counter): bounded too.
-                gauge!("past_limit_total", "worker" => worker).increment(1.0);
-            }
-        });
-        assert_eq!(recorder.inner.counters.len(), 4);
-        assert_eq!(recorder.inner.gauges.len(), 4 + 4);
-        let text = text(&renderer);
-        for line in [
-            "past_limit_total{otel_metric_overflow=\"true\"} 996\n",
-            "past_limit_gauge{otel_metric_overflow=\"true\"} 996\n",
-            "past_limit_total{worker=\"3\"} 1\n",
-        ] {
-            assert!(text.contains(line), "{line} in {text}");
-        }
-    }
-
-    /// Collections expiring every idle series while another thread records
-    /// through fresh handles: every key in the look-up reaches the series
-    /// its labels have in the export, and every exported series is reached
-    /// by its keys (no orphan exported for good beside a newer one).
-    #[test]
-    fn expiry_racing_registration_leaves_no_orphan() {
-        let _turn = SERIAL.lock().unwrap_or_else(PoisonError::into_inner);
-        let (telemetry, renderer) = telemetry("2000");
-        let recorder = MetricsBridge::new()
-            .idle_timeout(MetricKindMask::COUNTER, Some(Duration::ZERO))
-            .build(&telemetry);
-        let key = Key::from_parts("expiry_race_total", vec![metrics::Label::new("a", "1")]);
-        let mut expired_rounds = 0;
-        for _ in 0..200 {
-            std::thread::scope(|scope| {
-                scope.spawn(|| {
-                    for _ in 0..5 {
-                        let _ = text(&renderer);
-                    }
-                });
-                scope.spawn(|| {
-                    metrics::with_local_recorder(&recorder, || {
-                        for _ in 0..50 {
-                            counter!("expiry_race_total", "a" => "1").increment(1);
-                        }
-                    })
-                });
-            });
-            let families = recorder.inner.lock_families();
-            let Some(Family {
-                exported: Some((_, Instrument::Counter { observed, .. })),
-                ..
-            }) = families.get("expiry_race_total")
-            else {
-                panic!("the counter family");
-            };
-            let series = observed.lock();
-            assert!(series.by_labels.len() <= 1);
-            let registered = recorder.inner.counters.get(&key);
-            match series.by_labels.values().next() {
-                Some(entry) => {
-                    assert_eq!(entry.keys.len(), 1);
-                    let registered = registered.expect("the exported series' key");
-                    assert!(Arc::ptr_eq(&registered, &entry.series));
-                }
-                None => {
-                    expired_rounds += 1;
-                    assert!(registered.is_none(), "a key to an unexported series");
-                }
-            }
-        }
-        assert!(expired_rounds > 0, "the series never expired");
-    }
-}
+mod tests;

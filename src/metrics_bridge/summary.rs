@@ -170,6 +170,17 @@ impl Summaries {
         })
     }
 
+    /// Notes `name` as summarised before any of its series exists: the
+    /// exposition then shows its histogram as a summary, never as a
+    /// histogram.
+    pub(crate) fn declare(&self, name: &str) {
+        self.by_name
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry(name.to_owned())
+            .or_default();
+    }
+
     /// Exports `series` under `name`.
     pub(crate) fn add(&self, name: &str, series: Arc<SummarySeries>) {
         self.by_name
