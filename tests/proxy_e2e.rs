@@ -352,41 +352,23 @@ fn an_upstream_that_does_not_answer_is_a_504() {
 #[test]
 #[ignore = "needs the built proxy; run scripts/e2e.sh"]
 fn bad_command_lines_are_refused_naming_the_flag() {
-    let port = free_port().to_string();
-    let listen = format!("127.0.0.1:{port}");
+    let listen = format!("127.0.0.1:{}", free_port());
+    let listen = listen.as_str();
+    // Each case beside an upstream that is never reached.
     for (args, message) in [
         (
-            vec![
-                "--listen",
-                &listen,
-                "--upstream",
-                "http://127.0.0.1:1",
-                "--model",
-                "",
-            ],
+            &["--listen", listen, "--model", ""][..],
             "--model expects a model name, got an empty one",
         ),
+        (&["--listen", listen], "--model is required"),
         (
-            vec!["--listen", &listen, "--upstream", "http://127.0.0.1:1"],
-            "--model is required",
-        ),
-        (
-            vec![
-                "--listen",
-                "nowhere",
-                "--upstream",
-                "http://127.0.0.1:1",
-                "--model",
-                MODEL,
-            ],
+            &["--listen", "nowhere", "--model", MODEL],
             "--listen expects an address such as 127.0.0.1:9000, got \"nowhere\"",
         ),
         (
-            vec![
+            &[
                 "--listen",
-                &listen,
-                "--upstream",
-                "http://127.0.0.1:1",
+                listen,
                 "--model",
                 MODEL,
                 "--upstream-timeout-s",
@@ -396,7 +378,8 @@ fn bad_command_lines_are_refused_naming_the_flag() {
         ),
     ] {
         let output = Command::new(env_path("E2E_OPENAI_PROXY_BIN"))
-            .args(&args)
+            .args(["--upstream", "http://127.0.0.1:1"])
+            .args(args)
             .output()
             .expect("run the proxy");
         let stderr = String::from_utf8_lossy(&output.stderr);

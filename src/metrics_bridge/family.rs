@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use metrics::Unit;
 use opentelemetry::metrics::{Histogram, Meter, ObservableCounter, ObservableGauge};
 
-use super::handles::{CounterSeries, GaugeSeries, HistogramSeries, SeriesKey};
+use super::handles::{CounterSeries, GaugeSeries, HistogramSeries, Idles, SeriesKey};
 use super::names::ucum;
 
 /// The kind a name was first registered with.
@@ -131,9 +131,9 @@ pub(crate) type Expire<T> = Box<dyn Fn(&Entry<T>) -> bool + Send + Sync>;
 /// through `expire`. A series is held when anything besides its look-up
 /// entries and `observed` has it: a handle the application kept (metrics-rs
 /// #372: such a series must never expire).
-fn collect<T>(
+fn collect<T: Idles>(
     observed: &Observed<T>,
-    recency: impl Fn(&T) -> Duration,
+    now: Instant,
     mut export: impl FnMut(&T),
     expire: &Expire<T>,
 ) {
@@ -143,9 +143,9 @@ fn collect<T>(
         overflow,
     } = &mut *series;
     let idle = |s: &Arc<T>, references: usize| {
-        observed
-            .idle_timeout
-            .is_some_and(|timeout| recency(s) > timeout && Arc::strong_count(s) <= references)
+        observed.idle_timeout.is_some_and(|timeout| {
+            s.recency().idle_for(now) > timeout && Arc::strong_count(s) <= references
+        })
     };
     by_labels.retain(|_, entry| {
         if idle(&entry.series, 1 + entry.keys.len()) && expire(entry) {
@@ -201,10 +201,9 @@ impl NewInstrument<'_> {
                 let Some(observed) = weak.upgrade() else {
                     return;
                 };
-                let now = Instant::now();
                 collect(
                     &observed,
-                    |s| s.recency.idle_for(now),
+                    Instant::now(),
                     |s| {
                         observer.observe(
                             s.value.load(std::sync::atomic::Ordering::Relaxed),
@@ -240,10 +239,9 @@ impl NewInstrument<'_> {
                 let Some(observed) = weak.upgrade() else {
                     return;
                 };
-                let now = Instant::now();
                 collect(
                     &observed,
-                    |s| s.recency.idle_for(now),
+                    Instant::now(),
                     |s| observer.observe(s.value(), &s.attributes),
                     &expire,
                 );

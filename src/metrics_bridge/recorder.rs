@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, RwLock, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock, Weak};
 use std::time::Duration;
 
 use arc_swap::ArcSwap;
@@ -356,7 +356,7 @@ impl Inner {
         }
     }
 
-    fn lock_families(&self) -> std::sync::MutexGuard<'_, HashMap<String, Family>> {
+    fn lock_families(&self) -> MutexGuard<'_, HashMap<String, Family>> {
         self.families.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -428,9 +428,13 @@ impl Inner {
             Ok(Instrument::Counter { observed, .. }) => observed,
             refused => {
                 let refusal = refused.err().flatten();
-                drop(families);
-                warn(refusal, &name);
-                return self.unexported(|| CounterSeries::new(Vec::new()), insert);
+                return self.refused(
+                    refusal,
+                    families,
+                    &name,
+                    || CounterSeries::new(Vec::new()),
+                    insert,
+                );
             }
         };
         Some(register_observed(
@@ -454,9 +458,13 @@ impl Inner {
             Ok(Instrument::Gauge { observed, .. }) => observed,
             refused => {
                 let refusal = refused.err().flatten();
-                drop(families);
-                warn(refusal, &name);
-                return self.unexported(|| GaugeSeries::new(Vec::new()), insert);
+                return self.refused(
+                    refusal,
+                    families,
+                    &name,
+                    || GaugeSeries::new(Vec::new()),
+                    insert,
+                );
             }
         };
         Some(register_observed(
@@ -488,9 +496,13 @@ impl Inner {
                 }) => (histogram, *summarised, series),
                 refused => {
                     let refusal = refused.err().flatten();
-                    drop(families);
-                    warn(refusal, &name);
-                    return self.unexported(HistogramSeries::unexported, insert);
+                    return self.refused(
+                        refusal,
+                        families,
+                        &name,
+                        HistogramSeries::unexported,
+                        insert,
+                    );
                 }
             };
         let labels = self.labels(&parts.labels);
@@ -530,6 +542,25 @@ impl Inner {
             series.by_labels.insert(labels, new);
         }
         Some(registered)
+    }
+
+    /// A key of a name [`family`](Self::family) refused: warned about
+    /// (the first time) once the registration lock is released, since a
+    /// subscriber may record through the facade, then registered as
+    /// [`unexported`](Self::unexported).
+    fn refused<T>(
+        &self,
+        refusal: Option<Refusal>,
+        families: MutexGuard<'_, HashMap<String, Family>>,
+        name: &str,
+        make: impl FnOnce() -> T,
+        insert: impl FnOnce(&Self, Arc<T>) -> (Arc<T>, bool),
+    ) -> Option<Arc<T>> {
+        drop(families);
+        if let Some(refusal) = refusal {
+            refusal.warn(name);
+        }
+        self.unexported(make, insert)
     }
 
     /// A key of a name that is not exported (used as another kind, or one
@@ -602,25 +633,26 @@ fn refuse(warned: &mut bool, refusal: Refusal) -> Option<Refusal> {
     (!std::mem::replace(warned, true)).then_some(refusal)
 }
 
-fn warn(refusal: Option<Refusal>, name: &str) {
-    match refusal {
-        None => {}
-        Some(Refusal::OtherKind { existing, kind }) => tracing::warn!(
-            target: "nemo_lens",
-            metric = name,
-            "metric `{name}` is recorded as a {} and as a {}; only the {} is exported (one \
-             metric family per name), the {} records are dropped",
-            existing.as_str(),
-            kind.as_str(),
-            existing.as_str(),
-            kind.as_str(),
-        ),
-        Some(Refusal::Name) => tracing::warn!(
-            target: "nemo_lens",
-            metric = name,
-            "metric `{name}` cannot be an OpenTelemetry instrument name (it is empty or longer \
-             than 255 characters); it is not exported"
-        ),
+impl Refusal {
+    fn warn(self, name: &str) {
+        match self {
+            Refusal::OtherKind { existing, kind } => tracing::warn!(
+                target: "nemo_lens",
+                metric = name,
+                "metric `{name}` is recorded as a {} and as a {}; only the {} is exported (one \
+                 metric family per name), the {} records are dropped",
+                existing.as_str(),
+                kind.as_str(),
+                existing.as_str(),
+                kind.as_str(),
+            ),
+            Refusal::Name => tracing::warn!(
+                target: "nemo_lens",
+                metric = name,
+                "metric `{name}` cannot be an OpenTelemetry instrument name (it is empty or longer \
+                 than 255 characters); it is not exported"
+            ),
+        }
     }
 }
 
