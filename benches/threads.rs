@@ -1,25 +1,105 @@
-//! Wall-clock throughput of one thread against two recording into one meter,
-//! independent of divan's thread mode. Each loop is bounded in time (0.2 s a
-//! window, five rounds) and in count.
+//! Throughput of one series recorded from many threads at once, and of a
+//! series per thread, for every way nemo-lens records, against the same work
+//! written by hand with the OpenTelemetry SDK and through
+//! `metrics-exporter-prometheus`.
+//!
+//! ```sh
+//! cargo bench --bench threads -- 1 2 4 8 16   # thread counts; 1 2 by default
+//! cargo bench --bench threads -- 1 2 --only rl # rows whose name contains "rl"
+//! ```
+//!
+//! Each measurement is a window of wall-clock time (bounded in time and in
+//! count) in which every thread records as fast as it can; windows of the
+//! different thread counts alternate, round after round, and the median of
+//! the rounds is printed: total records per second over all threads, and
+//! its ratio to one thread.
 
+use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use metrics::{Key, Label, Metadata, Recorder};
+use metrics_exporter_prometheus::PrometheusBuilder;
 use nemo_lens::instruments::rl::RlMetrics;
-use nemo_lens::instruments::InferenceMetrics;
-use nemo_lens::opentelemetry::metrics::MeterProvider as _;
+use nemo_lens::instruments::{InferenceMetrics, InferenceRequest};
+use nemo_lens::metrics_bridge::MetricsBridge;
 use nemo_lens::opentelemetry::KeyValue;
-use nemo_lens::{Instruments, Meter};
-
-mod support;
+use nemo_lens::opentelemetry_sdk::metrics::ManualReader;
+use nemo_lens::testing::Capture;
+use nemo_lens::{EnvLookup, Instruments, Meter, NemoLensConfig, SetupOptions};
 
 const WINDOW: Duration = Duration::from_millis(200);
-/// Alternating 1- and 2-thread windows; the median ratio is reported.
 const ROUNDS: usize = 5;
-const MAX_OPS: u64 = 50_000_000;
+/// Records one thread makes in one window, at most.
+const MAX_OPS: u64 = 200_000_000;
+const BATCH: u64 = 64;
 
-/// Records per second over `threads` threads, each running `work(thread)`.
-fn throughput(threads: usize, work: &(dyn Fn(usize) + Sync)) -> f64 {
+/// One counter series, keyed by the attribute `series`.
+#[derive(Instruments, Default, Clone)]
+struct Counted {
+    /// Things counted.
+    #[counter("bench.counted", unit = "{thing}")]
+    things: Option<u64>,
+    /// Which series.
+    #[attribute("bench.series")]
+    series: Option<String>,
+}
+
+/// One up-down counter series.
+#[derive(Instruments, Default, Clone)]
+struct InFlight {
+    /// Requests in flight.
+    #[up_down_counter("bench.in_flight", unit = "{request}")]
+    change: Option<i64>,
+    /// Which series.
+    #[attribute("bench.series")]
+    series: Option<String>,
+}
+
+/// One explicit-bucket histogram series.
+#[derive(Instruments, Default, Clone)]
+struct Latency {
+    /// Time taken.
+    #[histogram(
+        "bench.latency",
+        unit = "s",
+        buckets = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24],
+        aggregation = "explicit_bucket_histogram"
+    )]
+    seconds: Option<f64>,
+    /// Which series.
+    #[attribute("bench.series")]
+    series: Option<String>,
+}
+
+/// One base-2 exponential histogram series.
+#[derive(Instruments, Default, Clone)]
+struct ExpLatency {
+    /// Time taken, in exponential buckets.
+    #[histogram(
+        "bench.latency.exponential",
+        unit = "s",
+        aggregation = "base2_exponential_bucket_histogram"
+    )]
+    seconds: Option<f64>,
+    /// Which series.
+    #[attribute("bench.series")]
+    series: Option<String>,
+}
+
+/// How one row records: `work(thread, i)` is one record by `thread`.
+type Work<'a> = Box<dyn Fn(usize, u64) + Sync + 'a>;
+
+struct Row<'a> {
+    name: &'static str,
+    /// Every thread records into the same series.
+    shared: Work<'a>,
+    /// Each thread records into a series of its own.
+    own: Work<'a>,
+}
+
+/// Records per second over `threads` threads running `work`.
+fn throughput(threads: usize, work: &(dyn Fn(usize, u64) + Sync)) -> f64 {
     let stop = AtomicBool::new(false);
     let start = Instant::now();
     let ops: u64 = std::thread::scope(|scope| {
@@ -29,10 +109,10 @@ fn throughput(threads: usize, work: &(dyn Fn(usize) + Sync)) -> f64 {
                 scope.spawn(move || {
                     let mut ops = 0;
                     while ops < MAX_OPS && !stop.load(Ordering::Relaxed) {
-                        for _ in 0..256 {
-                            work(t);
+                        for i in 0..BATCH {
+                            work(t, black_box(ops + i));
                         }
-                        ops += 256;
+                        ops += BATCH;
                     }
                     ops
                 })
@@ -45,71 +125,311 @@ fn throughput(threads: usize, work: &(dyn Fn(usize) + Sync)) -> f64 {
     ops as f64 / start.elapsed().as_secs_f64()
 }
 
-fn report(name: &str, work: &(dyn Fn(usize) + Sync)) {
-    work(0);
-    work(1);
-    let mut rounds: Vec<(f64, f64)> = (0..ROUNDS)
-        .map(|_| (throughput(1, work), throughput(2, work)))
+fn median(mut samples: Vec<f64>) -> f64 {
+    samples.sort_by(f64::total_cmp);
+    samples[samples.len() / 2]
+}
+
+/// The median throughput for each thread count, windows alternating.
+fn measure(counts: &[usize], work: &(dyn Fn(usize, u64) + Sync)) -> Vec<f64> {
+    let max = counts.iter().copied().max().unwrap_or(1);
+    for t in 0..max {
+        work(t, 0);
+    }
+    let mut samples = vec![Vec::new(); counts.len()];
+    for round in 0..ROUNDS {
+        let order: Vec<usize> = if round % 2 == 0 {
+            (0..counts.len()).collect()
+        } else {
+            (0..counts.len()).rev().collect()
+        };
+        for i in order {
+            samples[i].push(throughput(counts[i], work));
+        }
+    }
+    samples.into_iter().map(median).collect()
+}
+
+fn report(row: &str, mode: &str, counts: &[usize], rates: &[f64]) {
+    let base = rates[0];
+    let cells: Vec<String> = counts
+        .iter()
+        .zip(rates)
+        .map(|(t, r)| format!("{t}: {:.2} M/s ({:.2}x)", r / 1e6, r / base))
         .collect();
-    rounds.sort_by(|a, b| (a.1 / a.0).total_cmp(&(b.1 / b.0)));
-    let (one, two) = rounds[ROUNDS / 2];
-    println!(
-        "threads: {name}: 1 thread {:.2} M/s, 2 threads {:.2} M/s, scaling {:.2}x (median of {ROUNDS})",
-        one / 1e6,
-        two / 1e6,
-        two / one
-    );
+    println!("threads: {row} | {mode} | {}", cells.join(" | "));
+}
+
+/// The thread counts and an optional row filter from the command line;
+/// cargo's own `--bench` is ignored.
+fn arguments() -> (Vec<usize>, Option<String>) {
+    let mut counts = Vec::new();
+    let mut only = None;
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        if arg == "--only" {
+            only = args.next();
+        } else if let Ok(n) = arg.parse::<usize>() {
+            counts.push(n.max(1));
+        }
+    }
+    if counts.is_empty() {
+        counts = vec![1, 2];
+    }
+    (counts, only)
+}
+
+fn series(shared: bool, thread: usize) -> String {
+    if shared {
+        "shared".to_owned()
+    } else {
+        format!("thread-{thread}")
+    }
 }
 
 fn main() {
     if std::env::args().any(|a| a == "--list") {
         return;
     }
-    let provider = support::provider();
-    let meter = Meter::from(provider.meter("nemo.lens"));
+    let (counts, only) = arguments();
+    let max = counts.iter().copied().max().unwrap_or(1);
+    // The meter setup_telemetry gives, without an exporter: a capture
+    // (whose reader collects only when asked) has the same owned series.
+    let capture = keep(Capture::new());
+    let meter: &'static Meter = capture.meter();
+    // One meter per thread, for sets with no attribute to tell series apart.
+    let own_captures: &'static Vec<Capture> = keep((0..max).map(|_| Capture::new()).collect());
+    let own_meter = |t: usize| own_captures[t].meter();
 
+    // What the bridge replaces, and the bridge itself.
+    let exporter = PrometheusBuilder::new().build_recorder();
+    let config =
+        NemoLensConfig::from_lookup(EnvLookup::from_pairs([("NEMO_LENS_ENABLED", "true")]))
+            .expect("config");
+    let telemetry = SetupOptions::new()
+        .env(EnvLookup::from_pairs::<&str, &str>([]))
+        .probe_gpus(false)
+        .set_global(false)
+        .metric_reader(ManualReader::builder().build())
+        .setup(&config, 0, 1)
+        .expect("setup");
+    let bridge = MetricsBridge::new().build(&telemetry);
+    let metadata: &'static Metadata = keep(Metadata::new("bench", metrics::Level::INFO, None));
+    let key = |name: &'static str, series: &str| {
+        Key::from_parts(name, vec![Label::new("series", series.to_owned())])
+    };
+    let handles = |name: &'static str,
+                   shared: bool,
+                   register: &dyn Fn(&Key) -> Box<dyn Fn(u64) + Send + Sync>| {
+        (0..max)
+            .map(|t| register(&key(name, &series(shared, t))))
+            .collect::<Vec<_>>()
+    };
+    let counter_of = |recorder: &'static dyn Recorder| {
+        move |k: &Key| -> Box<dyn Fn(u64) + Send + Sync> {
+            let c = recorder.register_counter(k, metadata);
+            Box::new(move |_| c.increment(1))
+        }
+    };
+    let gauge_of = |recorder: &'static dyn Recorder| {
+        move |k: &Key| -> Box<dyn Fn(u64) + Send + Sync> {
+            let g = recorder.register_gauge(k, metadata);
+            Box::new(move |i| g.set((i & 1023) as f64))
+        }
+    };
+    let histogram_of = |recorder: &'static dyn Recorder| {
+        move |k: &Key| -> Box<dyn Fn(u64) + Send + Sync> {
+            let h = recorder.register_histogram(k, metadata);
+            Box::new(move |i| h.record(VALUES[(i & 7) as usize]))
+        }
+    };
+    // Recorders outlive every row: leaked, as a global recorder would be.
+    let exporter: &'static dyn Recorder = Box::leak(Box::new(exporter));
+    let bridge: &'static dyn Recorder = Box::leak(Box::new(bridge));
+
+    let mut rows: Vec<Row> = Vec::new();
+    let per_kind = |shared: bool| -> Vec<(Counted, InFlight, Latency, ExpLatency)> {
+        (0..max)
+            .map(|t| {
+                let s = series(shared, t);
+                (
+                    Counted::default().things(1).series(s.clone()),
+                    InFlight::default().change(1).series(s.clone()),
+                    Latency::default().seconds(0.42).series(s.clone()),
+                    ExpLatency::default().seconds(0.42).series(s),
+                )
+            })
+            .collect()
+    };
+    let (shared_sets, own_sets) = (per_kind(true), per_kind(false));
+    let (shared_sets, own_sets) = (keep(shared_sets), keep(own_sets));
+    rows.push(Row {
+        name: "derive counter",
+        shared: Box::new(move |t, _| shared_sets[t].0.record(meter)),
+        own: Box::new(move |t, _| own_sets[t].0.record(meter)),
+    });
+    rows.push(Row {
+        name: "derive up-down counter",
+        shared: Box::new(move |t, _| shared_sets[t].1.record(meter)),
+        own: Box::new(move |t, _| own_sets[t].1.record(meter)),
+    });
+    rows.push(Row {
+        name: "derive explicit histogram",
+        shared: Box::new(move |t, _| shared_sets[t].2.record(meter)),
+        own: Box::new(move |t, _| own_sets[t].2.record(meter)),
+    });
+    rows.push(Row {
+        name: "derive exponential histogram",
+        shared: Box::new(move |t, _| shared_sets[t].3.record(meter)),
+        own: Box::new(move |t, _| own_sets[t].3.record(meter)),
+    });
     let rl = RlMetrics::default()
         .reward_mean(0.75)
         .policy_loss(0.3)
         .entropy(1.9)
         .generation_duration_ms(1234.5);
-    report("rl, same series on both threads", &|_| rl.record(&meter));
-
-    let requests: Vec<InferenceMetrics> = (0..2)
-        .map(|i| {
-            InferenceMetrics::default()
-                .request_duration_s(0.42)
-                .model(format!("model-{i}"))
-                .input_tokens(128)
-                .output_tokens(256)
-        })
+    let rl = keep(rl);
+    rows.push(Row {
+        name: "RL set (4 fields)",
+        shared: Box::new(move |_, _| rl.record(meter)),
+        own: Box::new(move |t, _| rl.record(own_meter(t))),
+    });
+    let inference = |shared: bool| -> Vec<InferenceMetrics> {
+        (0..max)
+            .map(|t| {
+                InferenceMetrics::default()
+                    .request_duration_s(0.42)
+                    .model(format!("model-{}", series(shared, t)))
+                    .input_tokens(128)
+                    .output_tokens(256)
+            })
+            .collect()
+    };
+    let (shared_inference, own_inference) = (inference(true), inference(false));
+    let (shared_inference, own_inference) = (keep(shared_inference), keep(own_inference));
+    rows.push(Row {
+        name: "inference set (one model)",
+        shared: Box::new(move |t, _| shared_inference[t].record(meter)),
+        own: Box::new(move |t, _| own_inference[t].record(meter)),
+    });
+    let models: Vec<&'static str> = (0..max)
+        .map(|t| &*Box::leak(format!("model-thread-{t}").into_boxed_str()))
         .collect();
-    report("inference, one model per thread", &|t| {
-        requests[t % 2].record(&meter)
-    });
-    report("inference, same model on both threads", &|_| {
-        requests[0].record(&meter)
+    let models = keep(models);
+    rows.push(Row {
+        name: "request guard (start, 4 tokens, finish)",
+        shared: Box::new(move |_, _| serve(meter, "model-shared")),
+        own: Box::new(move |t, _| serve(meter, models[t])),
     });
 
-    // The same contention without the derive: both threads share the SDK's
-    // per-series aggregator (an atomic or a mutex per series).
-    let histogram = meter
-        .otel()
-        .f64_histogram("baseline.request.duration")
+    // The same work by hand on the SDK: instruments built once, attributes
+    // per call as the opentelemetry docs show.
+    let otel = meter.otel();
+    let sdk_counter = otel.u64_counter("bench.sdk.counted").build();
+    let sdk_histogram = otel
+        .f64_histogram("bench.sdk.latency")
+        .with_boundaries(vec![
+            0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24,
+        ])
         .build();
-    let attributes = [
-        KeyValue::new("gen_ai.operation.name", "text_completion"),
-        KeyValue::new("gen_ai.request.model", "model-0"),
-    ];
-    report(
-        "hand-written histogram, same series on both threads",
-        &|_| histogram.record(0.42, &attributes),
-    );
-    let per_thread = [
-        [KeyValue::new("gen_ai.request.model", "model-0")],
-        [KeyValue::new("gen_ai.request.model", "model-1")],
-    ];
-    report("hand-written histogram, one series per thread", &|t| {
-        histogram.record(0.42, &per_thread[t % 2])
+    let sdk_attributes = |shared: bool| -> Vec<[KeyValue; 1]> {
+        (0..max)
+            .map(|t| [KeyValue::new("bench.series", series(shared, t))])
+            .collect()
+    };
+    let (shared_attributes, own_attributes) = (sdk_attributes(true), sdk_attributes(false));
+    let (shared_attributes, own_attributes) = (keep(shared_attributes), keep(own_attributes));
+    let (sdk_counter, sdk_histogram) = (keep(sdk_counter), keep(sdk_histogram));
+    rows.push(Row {
+        name: "hand-written SDK counter",
+        shared: Box::new(move |t, _| sdk_counter.add(1, &shared_attributes[t])),
+        own: Box::new(move |t, _| sdk_counter.add(1, &own_attributes[t])),
     });
+    rows.push(Row {
+        name: "hand-written SDK histogram",
+        shared: Box::new(move |t, _| sdk_histogram.record(0.42, &shared_attributes[t])),
+        own: Box::new(move |t, _| sdk_histogram.record(0.42, &own_attributes[t])),
+    });
+
+    let recorded = |name: &'static str,
+                    shared: Vec<Box<dyn Fn(u64) + Send + Sync>>,
+                    own: Vec<Box<dyn Fn(u64) + Send + Sync>>| Row {
+        name,
+        shared: Box::new(move |t, i| shared[t](i)),
+        own: Box::new(move |t, i| own[t](i)),
+    };
+    for (recorder, who) in [
+        (bridge, "bridge"),
+        (exporter, "metrics-exporter-prometheus"),
+    ] {
+        let (counter, gauge, histogram) = (
+            counter_of(recorder),
+            gauge_of(recorder),
+            histogram_of(recorder),
+        );
+        rows.push(recorded(
+            leak(format!("{who} counter")),
+            handles("bench_counter", true, &counter),
+            handles("bench_counter", false, &counter),
+        ));
+        rows.push(recorded(
+            leak(format!("{who} gauge")),
+            handles("bench_gauge", true, &gauge),
+            handles("bench_gauge", false, &gauge),
+        ));
+        rows.push(recorded(
+            leak(format!("{who} histogram")),
+            handles("bench_histogram", true, &histogram),
+            handles("bench_histogram", false, &histogram),
+        ));
+    }
+
+    println!(
+        "threads: {} cores; thread counts {counts:?}; windows of {WINDOW:?}, median of {ROUNDS} rounds",
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    );
+    for row in &rows {
+        if only
+            .as_ref()
+            .is_some_and(|o| !row.name.contains(o.as_str()))
+        {
+            continue;
+        }
+        report(
+            row.name,
+            "one series",
+            &counts,
+            &measure(&counts, &*row.shared),
+        );
+        report(
+            row.name,
+            "a series per thread",
+            &counts,
+            &measure(&counts, &*row.own),
+        );
+    }
+}
+
+const VALUES: [f64; 8] = [0.0004, 0.003, 0.02, 0.07, 0.3, 0.8, 2.0, 7.0];
+
+/// Bench data lives as long as the process: rows borrow it from threads.
+fn keep<T>(value: T) -> &'static T {
+    Box::leak(Box::new(value))
+}
+
+fn leak(name: String) -> &'static str {
+    Box::leak(name.into_boxed_str())
+}
+
+/// One streamed request through the request guard: start, first token,
+/// four output tokens, finish.
+fn serve(meter: &Meter, model: &'static str) {
+    let mut request = InferenceRequest::start(meter)
+        .model(model)
+        .input_tokens(128);
+    for _ in 0..4 {
+        request.first_token();
+        request.add_output_tokens(1);
+    }
+    request.finish();
 }

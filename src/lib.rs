@@ -45,8 +45,13 @@ pub mod openai {
 #[cfg(feature = "metrics-bridge")]
 #[cfg_attr(docsrs, doc(cfg(feature = "metrics-bridge")))]
 pub mod metrics_bridge;
+/// The cells one series records into, striped when threads collide on it.
+pub use nemo_lens_core::cells;
 /// Runtime metric groups: Lens's `MetricSpec` registry and spec files.
 pub use nemo_lens_core::groups;
+/// Instruments whose series nemo-lens keeps in [`cells`], read by the
+/// exporters `setup_telemetry` builds.
+pub use nemo_lens_core::owned;
 /// Telemetry setup: configuration from the environment, rank selection,
 /// resource and exporters.
 pub use nemo_lens_core::telemetry;

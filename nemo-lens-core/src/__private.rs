@@ -8,7 +8,7 @@ pub use crate::record::{
     Measure, Reject, BOUND_LIMIT,
 };
 
-pub use opentelemetry::metrics::{
+pub use crate::owned::{
     BoundCounter, BoundGauge, BoundHistogram, BoundUpDownCounter, Counter, Gauge, Histogram,
     UpDownCounter,
 };

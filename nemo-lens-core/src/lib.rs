@@ -10,6 +10,7 @@
 mod aggregation;
 mod attributes;
 mod cache;
+pub mod cells;
 mod descriptor;
 mod error_debug;
 mod global;
@@ -17,6 +18,7 @@ mod instruments;
 mod meter;
 #[doc(hidden)]
 pub mod observe;
+pub mod owned;
 mod prometheus_names;
 mod record;
 mod semconv;

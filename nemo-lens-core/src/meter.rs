@@ -5,6 +5,11 @@ use std::sync::{Arc, Weak};
 
 use crate::cache::SetCache;
 use crate::groups::GroupCache;
+use std::borrow::Cow;
+
+use crate::owned::{
+    CounterOf, GaugeOf, HistogramBuilder, OwnedContext, Registry, ScalarBuilder, UpDownCounterOf,
+};
 use crate::{Instruments, SemconvOptIn};
 
 /// A cheap-to-clone handle over an OpenTelemetry meter and the instrument
@@ -41,26 +46,38 @@ struct Inner {
     semconv: SemconvOptIn,
     sets: SetCache,
     groups: GroupCache,
+    owned: Option<OwnedContext>,
 }
 
 impl Meter {
     /// Wraps an OpenTelemetry meter with an empty cache and no
     /// semantic-convention opt-in.
     pub fn new(meter: opentelemetry::metrics::Meter) -> Self {
-        Self::with_state(meter, true, SemconvOptIn::none())
+        Self::with_state(meter, true, SemconvOptIn::none(), None)
+    }
+
+    /// A meter whose explicit-bucket histograms record into cells of
+    /// `owned`'s registry, which the exporters of its provider read.
+    pub(crate) fn with_owned(
+        meter: opentelemetry::metrics::Meter,
+        semconv: SemconvOptIn,
+        owned: OwnedContext,
+    ) -> Self {
+        Self::with_state(meter, true, semconv, Some(owned))
     }
 
     /// A meter that records nothing, at the cost of one branch per `record`.
     pub fn noop() -> Self {
         let provider = opentelemetry::metrics::noop::NoopMeterProvider::new();
         let meter = opentelemetry::metrics::MeterProvider::meter(&provider, "nemo.lens");
-        Self::with_state(meter, false, SemconvOptIn::none())
+        Self::with_state(meter, false, SemconvOptIn::none(), None)
     }
 
     fn with_state(
         otel: opentelemetry::metrics::Meter,
         enabled: bool,
         semconv: SemconvOptIn,
+        owned: Option<OwnedContext>,
     ) -> Self {
         Meter {
             inner: Arc::new(Inner {
@@ -69,6 +86,7 @@ impl Meter {
                 semconv,
                 sets: SetCache::new(),
                 groups: GroupCache::default(),
+                owned,
             }),
         }
     }
@@ -89,7 +107,12 @@ impl Meter {
     /// ```
     #[must_use]
     pub fn with_semconv_opt_in(&self, opt_in: SemconvOptIn) -> Self {
-        Self::with_state(self.inner.otel.clone(), self.inner.enabled, opt_in)
+        Self::with_state(
+            self.inner.otel.clone(),
+            self.inner.enabled,
+            opt_in,
+            self.inner.owned.clone(),
+        )
     }
 
     /// The semantic-convention opt-in this meter's sets follow.
@@ -101,6 +124,80 @@ impl Meter {
     /// The OpenTelemetry meter, for instruments this crate does not declare.
     pub fn otel(&self) -> &opentelemetry::metrics::Meter {
         &self.inner.otel
+    }
+
+    /// A histogram of `u64` values: its series live in nemo-lens's
+    /// [`cells`](crate::cells) when this meter came from `setup_telemetry`
+    /// (or a test capture) and the histogram aggregates in explicit
+    /// buckets, so that one series scales across threads; otherwise it is
+    /// the SDK's, as `otel().u64_histogram(name)` builds it.
+    pub fn u64_histogram(&self, name: impl Into<Cow<'static, str>>) -> HistogramBuilder<'_, u64> {
+        HistogramBuilder::new(self, name.into())
+    }
+
+    /// A histogram of `f64` values; see [`u64_histogram`](Self::u64_histogram).
+    pub fn f64_histogram(&self, name: impl Into<Cow<'static, str>>) -> HistogramBuilder<'_, f64> {
+        HistogramBuilder::new(self, name.into())
+    }
+
+    /// A counter of `u64` increments; like
+    /// [`u64_histogram`](Self::u64_histogram), its series are nemo-lens's
+    /// own cells on a meter from `setup_telemetry`, the SDK's otherwise.
+    pub fn u64_counter(
+        &self,
+        name: impl Into<Cow<'static, str>>,
+    ) -> ScalarBuilder<'_, CounterOf<u64>> {
+        ScalarBuilder::new(self, name.into())
+    }
+
+    /// A counter of `f64` increments; see [`u64_counter`](Self::u64_counter).
+    pub fn f64_counter(
+        &self,
+        name: impl Into<Cow<'static, str>>,
+    ) -> ScalarBuilder<'_, CounterOf<f64>> {
+        ScalarBuilder::new(self, name.into())
+    }
+
+    /// An up-down counter of `i64` changes; see [`u64_counter`](Self::u64_counter).
+    pub fn i64_up_down_counter(
+        &self,
+        name: impl Into<Cow<'static, str>>,
+    ) -> ScalarBuilder<'_, UpDownCounterOf<i64>> {
+        ScalarBuilder::new(self, name.into())
+    }
+
+    /// An up-down counter of `f64` changes; see [`u64_counter`](Self::u64_counter).
+    pub fn f64_up_down_counter(
+        &self,
+        name: impl Into<Cow<'static, str>>,
+    ) -> ScalarBuilder<'_, UpDownCounterOf<f64>> {
+        ScalarBuilder::new(self, name.into())
+    }
+
+    /// A gauge of `u64` values; see [`u64_counter`](Self::u64_counter).
+    pub fn u64_gauge(&self, name: impl Into<Cow<'static, str>>) -> ScalarBuilder<'_, GaugeOf<u64>> {
+        ScalarBuilder::new(self, name.into())
+    }
+
+    /// A gauge of `i64` values; see [`u64_counter`](Self::u64_counter).
+    pub fn i64_gauge(&self, name: impl Into<Cow<'static, str>>) -> ScalarBuilder<'_, GaugeOf<i64>> {
+        ScalarBuilder::new(self, name.into())
+    }
+
+    /// A gauge of `f64` values; see [`u64_counter`](Self::u64_counter).
+    pub fn f64_gauge(&self, name: impl Into<Cow<'static, str>>) -> ScalarBuilder<'_, GaugeOf<f64>> {
+        ScalarBuilder::new(self, name.into())
+    }
+
+    pub(crate) fn owned(&self) -> Option<&OwnedContext> {
+        self.inner.owned.as_ref()
+    }
+
+    /// The registry of owned series this meter records into, read by its
+    /// provider's exporters; `None` for a meter around an OpenTelemetry
+    /// meter of your own.
+    pub fn registry(&self) -> Option<&std::sync::Arc<Registry>> {
+        self.inner.owned.as_ref().map(|owned| &owned.registry)
     }
 
     /// Whether recording through this handle reaches an exporter.

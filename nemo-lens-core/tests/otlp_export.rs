@@ -8,8 +8,11 @@ mod support;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use nemo_lens_core::owned::Histogram;
 use nemo_lens_core::telemetry::{EnvLookup, SetupOptions, TelemetryHandle};
 use opentelemetry::KeyValue;
+use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
+use opentelemetry_proto::tonic::metrics::v1::metric::Data;
 use support::otlp_receiver::*;
 
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -61,13 +64,26 @@ fn restart_scenario(proto: Proto) {
         .build();
     let reward = meter.f64_gauge("test.reward").build();
     let train = [KeyValue::new("phase", "train")];
+    // The same histogram with its series in nemo-lens's own cells: it must
+    // reach the receiver exactly as the SDK's does.
+    let owned = handle
+        .meter
+        .f64_histogram("test.owned.latency")
+        .with_unit("ms")
+        .with_boundaries(vec![10.0, 100.0, 1000.0])
+        .build();
+    assert!(matches!(owned, Histogram::Owned(_)), "{owned:?}");
+    let record = |value: f64| {
+        latency.record(value, &[]);
+        owned.record(value, &[]);
+    };
 
     // Receiver down at start: recording must stay fast.
     let start = Instant::now();
     for _ in 0..5 {
         steps.add(1, &train);
     }
-    latency.record(50.0, &[]);
+    record(50.0);
     reward.record(0.5, &[]);
     for _ in 0..10_000 {
         steps.add(0, &train);
@@ -99,6 +115,8 @@ fn restart_scenario(proto: Proto) {
     assert_eq!(buckets, vec![0, 1, 0, 0]);
     assert_eq!(bounds, vec![10.0, 100.0, 1000.0]);
     assert_eq!(metric(&request, "test.latency").unwrap().unit, "ms");
+    assert_same_histograms(&request);
+    let started = start_time(&request, "test.owned.latency");
     assert_eq!(double_gauge(metric(&request, "test.reward").unwrap()), 0.5);
     assert_eq!(
         scope_of(&request, "test.steps").as_deref(),
@@ -122,11 +140,14 @@ fn restart_scenario(proto: Proto) {
 
     // Down mid-run.
     receiver.stop();
+    // The receiver's runtime shuts down in the background: a request it was
+    // handling may still land.
+    std::thread::sleep(Duration::from_millis(100));
     let seen = received.count();
     for _ in 0..7 {
         steps.add(1, &train);
     }
-    latency.record(500.0, &[]);
+    record(500.0);
     reward.record(0.75, &[]);
     std::thread::sleep(Duration::from_millis(800));
     assert_eq!(received.count(), seen, "the stopped receiver got requests");
@@ -137,7 +158,7 @@ fn restart_scenario(proto: Proto) {
         .wait_for(WAIT, |r| int_total(r, "test.steps") == Some(12))
         .unwrap_or_else(|| panic!("{proto:?}: exports did not resume"));
     steps.add(3, &train);
-    latency.record(5.0, &[]);
+    record(5.0);
     let begun = Instant::now();
     handle.shutdown().unwrap();
     assert!(begun.elapsed() < Duration::from_secs(5));
@@ -148,6 +169,148 @@ fn restart_scenario(proto: Proto) {
     assert_eq!((count, sum), (3, 555.0));
     assert_eq!(buckets, vec![1, 1, 1, 0]);
     assert_eq!(double_gauge(metric(&last, "test.reward").unwrap()), 0.75);
+    assert_same_histograms(&last);
+    // Cumulative: the start time never moves.
+    assert_eq!(start_time(&last, "test.owned.latency"), started);
+}
+
+/// The owned histogram went out as the SDK's did: same scope, unit,
+/// temporality, count, sum, buckets, bounds, min and max.
+fn assert_same_histograms(request: &ExportMetricsServiceRequest) {
+    let (sdk, owned) = (
+        metric(request, "test.latency").unwrap(),
+        metric(request, "test.owned.latency").unwrap(),
+    );
+    assert_eq!(histogram(owned), histogram(sdk));
+    assert_eq!(owned.unit, sdk.unit);
+    assert_eq!(
+        scope_of(request, "test.owned.latency"),
+        scope_of(request, "test.latency")
+    );
+    let (Some(Data::Histogram(sdk)), Some(Data::Histogram(owned))) = (&sdk.data, &owned.data)
+    else {
+        panic!("not two histograms: {sdk:?} {owned:?}");
+    };
+    assert_eq!(owned.aggregation_temporality, sdk.aggregation_temporality);
+    let extremes = |h: &opentelemetry_proto::tonic::metrics::v1::Histogram| {
+        (h.data_points[0].min, h.data_points[0].max)
+    };
+    assert_eq!(extremes(owned), extremes(sdk));
+}
+
+fn start_time(request: &ExportMetricsServiceRequest, name: &str) -> u64 {
+    match &metric(request, name).unwrap().data {
+        Some(Data::Histogram(h)) => h.data_points[0].start_time_unix_nano,
+        other => panic!("{name} is not a histogram: {other:?}"),
+    }
+}
+
+/// With delta temporality an owned histogram sends what each interval
+/// added, with that interval's extremes and start, as the SDK's does.
+#[test]
+fn owned_histograms_follow_delta_temporality() {
+    let _serial = serial();
+    for proto in [Proto::Grpc, Proto::Http] {
+        let port = free_port();
+        let received = Received::default();
+        let _receiver = Receiver::start(proto, port, &received);
+        let config = otlp_config(
+            proto,
+            &format!("http://127.0.0.1:{port}"),
+            &[
+                ("OTEL_METRIC_EXPORT_INTERVAL", "200"),
+                ("OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE", "delta"),
+            ],
+        );
+        let handle = SetupOptions::new()
+            .allow_reinit(true)
+            .probe_gpus(false)
+            .setup(&config, 0, 1)
+            .unwrap();
+        let sdk = handle
+            .meter
+            .otel()
+            .u64_histogram("test.sdk.tokens")
+            .with_boundaries(vec![10.0, 100.0])
+            .build();
+        let owned = handle
+            .meter
+            .u64_histogram("test.owned.tokens")
+            .with_boundaries(vec![10.0, 100.0])
+            .build();
+        let model = [KeyValue::new("model", "m")];
+        for value in [5, 50] {
+            sdk.record(value, &model);
+            owned.record(value, &model);
+        }
+        // Exports may split a batch of records: add up the points sent
+        // since `from`.
+        let sent_since = |from: usize, name: &str| {
+            let mut total = (0, 0.0, vec![0; 3], None::<f64>, None::<f64>);
+            for request in &received.all()[from..] {
+                let Some(Data::Histogram(h)) = metric(request, name).and_then(|m| m.data.clone())
+                else {
+                    continue;
+                };
+                assert_eq!(h.aggregation_temporality, 1, "{proto:?}: delta");
+                for point in h.data_points {
+                    total.0 += point.count;
+                    total.1 += point.sum.unwrap_or_default();
+                    for (sum, count) in total.2.iter_mut().zip(&point.bucket_counts) {
+                        *sum += count;
+                    }
+                    let pick = |held: Option<f64>, new: Option<f64>, f: fn(f64, f64) -> f64| match (
+                        held, new,
+                    ) {
+                        (Some(a), Some(b)) => Some(f(a, b)),
+                        (a, b) => a.or(b),
+                    };
+                    total.3 = pick(total.3, point.min, f64::min);
+                    total.4 = pick(total.4, point.max, f64::max);
+                }
+            }
+            total
+        };
+        let wait = |from: usize, count: u64| {
+            let deadline = Instant::now() + WAIT;
+            while sent_since(from, "test.owned.tokens").0 < count
+                || sent_since(from, "test.sdk.tokens").0 < count
+            {
+                assert!(
+                    Instant::now() < deadline,
+                    "{proto:?}: no export of {count} records"
+                );
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        };
+        wait(0, 2);
+        assert_eq!(
+            sent_since(0, "test.owned.tokens"),
+            (2, 55.0, vec![1, 1, 0], Some(5.0), Some(50.0))
+        );
+        let seen = received.count();
+        for value in [500, 7] {
+            sdk.record(value, &model);
+            owned.record(value, &model);
+        }
+        wait(seen, 2);
+        let owned_sent = sent_since(seen, "test.owned.tokens");
+        assert_eq!(
+            owned_sent,
+            (2, 507.0, vec![1, 0, 1], Some(7.0), Some(500.0)),
+            "{proto:?}: only what the interval added"
+        );
+        assert_eq!(owned_sent, sent_since(seen, "test.sdk.tokens"));
+        let last = received.last().unwrap();
+        if let Some(Data::Histogram(h)) =
+            metric(&last, "test.owned.tokens").and_then(|m| m.data.clone())
+        {
+            let point = &h.data_points[0];
+            assert!(point.start_time_unix_nano > 0);
+            assert!(point.start_time_unix_nano < point.time_unix_nano);
+        }
+        handle.shutdown().unwrap();
+    }
 }
 
 #[test]

@@ -97,13 +97,11 @@ const _: () = {
         ];
         fn build_set(meter: &::nemo_lens::__private::Meter) -> CallSet {
             let __i0 = meter
-                .otel()
                 .f64_histogram("app.call.duration")
                 .with_description("Call duration.")
                 .with_unit("s")
                 .build();
             let __i1 = meter
-                .otel()
                 .u64_counter("app.call.received")
                 .with_description("Bytes received.")
                 .with_unit("By")

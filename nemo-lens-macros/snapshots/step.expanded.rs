@@ -87,12 +87,10 @@ const _: () = {
         ];
         fn build_set(meter: &::nemo_lens::__private::Meter) -> StepSet {
             let __i0 = meter
-                .otel()
                 .f64_gauge("app.loss")
                 .with_description("Training loss.")
                 .build();
             let __i1 = meter
-                .otel()
                 .u64_counter("app.tokens")
                 .with_description("Tokens seen.")
                 .with_unit("{token}")

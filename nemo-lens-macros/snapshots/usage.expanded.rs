@@ -94,7 +94,6 @@ const _: () = {
             {
                 ::nemo_lens::__private::Some(
                     meter
-                        .otel()
                         .u64_histogram("app.token.usage")
                         .with_description("Tokens used.")
                         .with_unit("{token}")
@@ -108,7 +107,6 @@ const _: () = {
             {
                 ::nemo_lens::__private::Some(
                     meter
-                        .otel()
                         .u64_counter("app.usage.tokens")
                         .with_description("Tokens used, as a sum.")
                         .with_unit("{token}")

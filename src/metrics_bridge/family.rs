@@ -204,12 +204,7 @@ impl NewInstrument<'_> {
                 collect(
                     &observed,
                     Instant::now(),
-                    |s| {
-                        observer.observe(
-                            s.value.load(std::sync::atomic::Ordering::Relaxed),
-                            &s.attributes,
-                        )
-                    },
+                    |s| observer.observe(s.value(), &s.attributes),
                     &expire,
                 );
             })

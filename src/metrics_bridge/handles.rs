@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use metrics::{CounterFn, GaugeFn, HistogramFn};
+use nemo_lens_core::cells::Sum;
 use opentelemetry::metrics::BoundHistogram;
 use opentelemetry::KeyValue;
 
@@ -31,8 +32,11 @@ impl Recency {
 
     #[inline]
     fn touch(&self) {
-        // A plain store: the cache line is already the update's.
-        self.touched.store(true, Ordering::Relaxed);
+        // Read first: once a collection has seen the flag down, one update
+        // raises it, and every later one only reads the shared line.
+        if !self.touched.load(Ordering::Relaxed) {
+            self.touched.store(true, Ordering::Relaxed);
+        }
     }
 
     /// How long the series has gone without an update, as of `now`.
@@ -81,10 +85,12 @@ pub(crate) enum SeriesKey {
     V023(metrics_023::Key),
 }
 
-/// A counter series.
+/// A counter series: a sum striped when threads collide on it.
 pub(crate) struct CounterSeries {
     pub(crate) attributes: Vec<KeyValue>,
-    pub(crate) value: AtomicU64,
+    value: Sum<u64>,
+    /// Serialises `absolute`, which reads the total and adds the rest.
+    absolute: Mutex<()>,
     pub(crate) recency: Recency,
 }
 
@@ -92,23 +98,37 @@ impl CounterSeries {
     pub(crate) fn new(attributes: Vec<KeyValue>) -> Self {
         CounterSeries {
             attributes,
-            value: AtomicU64::new(0),
+            value: Sum::new(),
+            absolute: Mutex::new(()),
             recency: Recency::new(),
         }
+    }
+
+    /// The total so far.
+    pub(crate) fn value(&self) -> u64 {
+        self.value.value()
     }
 }
 
 impl CounterFn for CounterSeries {
     #[inline]
     fn increment(&self, value: u64) {
-        self.value.fetch_add(value, Ordering::Relaxed);
+        self.value.add(value);
         self.recency.touch();
     }
 
-    #[inline]
     fn absolute(&self, value: u64) {
-        // Never lowers the counter, as the facade's own atomics.
-        self.value.fetch_max(value, Ordering::Relaxed);
+        // Never lowers the counter, as the facade's own atomics. An
+        // increment racing with it lands after it, as with `fetch_max`
+        // followed by `fetch_add`.
+        let _one_at_a_time = self
+            .absolute
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let total = self.value.value();
+        if value > total {
+            self.value.add(value - total);
+        }
         self.recency.touch();
     }
 }
@@ -228,10 +248,10 @@ mod tests {
         let counter = CounterSeries::new(Vec::new());
         counter.increment(5);
         counter.absolute(3);
-        assert_eq!(counter.value.load(Ordering::Relaxed), 5);
+        assert_eq!(counter.value(), 5);
         counter.absolute(9);
         counter.increment(1);
-        assert_eq!(counter.value.load(Ordering::Relaxed), 10);
+        assert_eq!(counter.value(), 10);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use opentelemetry::{KeyValue, Value};
@@ -15,6 +15,10 @@ use opentelemetry_sdk::metrics::exporter::PushMetricExporter;
 use opentelemetry_sdk::metrics::Temporality;
 use serde_json::{json, Map, Value as Json};
 
+use crate::cells::ExponentialBuckets;
+use crate::owned::{OwnedData, OwnedMetric, OwnedScope, Pending, KEEPALIVE_SCOPE};
+use crate::ValueType;
+
 /// Writes each export as one JSON object on one line.
 ///
 /// The line holds `resource` (attributes), and `scope_metrics`, each with
@@ -24,6 +28,7 @@ use serde_json::{json, Map, Value as Json};
 pub struct ConsoleExporter {
     out: Mutex<Box<dyn Write + Send>>,
     shut: AtomicBool,
+    owned: Option<Arc<Pending>>,
 }
 
 impl ConsoleExporter {
@@ -37,7 +42,14 @@ impl ConsoleExporter {
         ConsoleExporter {
             out: Mutex::new(Box::new(out)),
             shut: AtomicBool::new(false),
+            owned: None,
         }
+    }
+
+    /// The same, also writing the owned series of each export.
+    pub(crate) fn with_owned(mut self, pending: Arc<Pending>) -> Self {
+        self.owned = Some(pending);
+        self
     }
 }
 
@@ -52,7 +64,8 @@ impl PushMetricExporter for ConsoleExporter {
         if self.shut.load(Ordering::Relaxed) {
             return Err(OTelSdkError::AlreadyShutdown);
         }
-        let mut line = to_json(metrics).to_string();
+        let owned = self.owned.as_ref().map(|p| p.batch()).unwrap_or_default();
+        let mut line = to_json_with(metrics, &owned.scopes).to_string();
         line.push('\n');
         let mut out = self.out.lock().unwrap_or_else(PoisonError::into_inner);
         out.write_all(line.as_bytes())
@@ -78,15 +91,23 @@ impl PushMetricExporter for ConsoleExporter {
 
 /// The JSON document of one export.
 pub fn to_json(metrics: &ResourceMetrics) -> Json {
+    to_json_with(metrics, &[])
+}
+
+/// The JSON document of one export with the owned series beside the SDK's,
+/// in the scope they belong to.
+fn to_json_with(metrics: &ResourceMetrics, owned: &[OwnedScope]) -> Json {
     let resource: Map<String, Json> = metrics
         .resource()
         .iter()
         .map(|(k, v)| (k.to_string(), value_json(v)))
         .collect();
-    let scopes: Vec<Json> = metrics
+    let mut owned: Vec<&OwnedScope> = owned.iter().collect();
+    let mut scopes: Vec<Json> = metrics
         .scope_metrics()
+        .filter(|scope| scope.scope().name() != KEEPALIVE_SCOPE)
         .map(|scope| {
-            let list: Vec<Json> = scope
+            let mut list: Vec<Json> = scope
                 .metrics()
                 .map(|m| {
                     let (kind, points) = match m.data() {
@@ -103,6 +124,9 @@ pub fn to_json(metrics: &ResourceMetrics) -> Json {
                     })
                 })
                 .collect();
+            if let Some(i) = owned.iter().position(|o| &o.scope == scope.scope()) {
+                list.extend(owned.remove(i).metrics.iter().map(owned_json));
+            }
             json!({
                 "scope": {
                     "name": scope.scope().name(),
@@ -112,11 +136,77 @@ pub fn to_json(metrics: &ResourceMetrics) -> Json {
             })
         })
         .collect();
+    scopes.extend(owned.into_iter().map(|scope| {
+        json!({
+            "scope": {
+                "name": scope.scope.name(),
+                "version": scope.scope.version(),
+            },
+            "metrics": scope.metrics.iter().map(owned_json).collect::<Vec<_>>(),
+        })
+    }));
     let unix_ms = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
         .unwrap_or_default();
     json!({ "time_unix_ms": unix_ms, "resource": resource, "scope_metrics": scopes })
+}
+
+/// An owned histogram, numbers written as the SDK's of its value type are.
+fn owned_json(metric: &OwnedMetric) -> Json {
+    let num = |v: f64| match metric.value_type {
+        ValueType::U64 => json!(v as u64),
+        ValueType::I64 => json!(v as i64),
+        ValueType::F64 => json!(v),
+    };
+    let (kind, points): (&str, Vec<Json>) = match &metric.data {
+        OwnedData::Explicit(points) => (
+            "histogram",
+            points
+                .iter()
+                .map(|p| {
+                    json!({
+                        "attributes": attrs_json(p.attributes.iter()),
+                        "count": p.count,
+                        "sum": num(p.sum),
+                        "min": p.min.map(num),
+                        "max": p.max.map(num),
+                        "bounds": p.bounds.to_vec(),
+                        "bucket_counts": p.bucket_counts,
+                    })
+                })
+                .collect(),
+        ),
+        OwnedData::Exponential(points) => (
+            "exponential_histogram",
+            points
+                .iter()
+                .map(|p| {
+                    let side =
+                        |b: &ExponentialBuckets| json!({ "offset": b.offset, "counts": b.counts });
+                    json!({
+                        "attributes": attrs_json(p.attributes.iter()),
+                        "count": p.count,
+                        "sum": num(p.sum),
+                        "min": p.min.map(num),
+                        "max": p.max.map(num),
+                        "scale": p.scale,
+                        "zero_count": p.zero_count,
+                        "zero_threshold": 0.0,
+                        "positive": side(&p.positive),
+                        "negative": side(&p.negative),
+                    })
+                })
+                .collect(),
+        ),
+    };
+    json!({
+        "name": metric.name,
+        "description": metric.description,
+        "unit": metric.unit,
+        "type": kind,
+        "data_points": points,
+    })
 }
 
 fn data_json<T: Copy>(data: &MetricData<T>, num: impl Fn(T) -> Json) -> (&'static str, Vec<Json>) {

@@ -38,7 +38,20 @@ pub fn overflowing_instruments() -> Vec<String> {
 
 /// Notes every instrument of `metrics` with an overflow series, warning
 /// through `tracing` the first time each one does.
-pub(crate) fn note(metrics: &ResourceMetrics) {
+pub(crate) fn note(metrics: &ResourceMetrics, owned: &[crate::owned::OwnedScope]) {
+    let owned_overflowing = owned
+        .iter()
+        .flat_map(|scope| &scope.metrics)
+        .filter(|metric| {
+            metric.totals().iter().any(|(attributes, _, _)| {
+                attributes
+                    .iter()
+                    .any(|kv| kv.key.as_str() == OVERFLOW_ATTRIBUTE)
+            })
+        });
+    for metric in owned_overflowing {
+        warn_once(metric.name.clone());
+    }
     for (scope, metric) in metrics
         .scope_metrics()
         .flat_map(|scope| scope.metrics().map(move |metric| (scope.scope(), metric)))
@@ -55,27 +68,31 @@ pub(crate) fn note(metrics: &ResourceMetrics) {
             AggregatedMetrics::U64(data) => has_overflow(data),
             AggregatedMetrics::I64(data) => has_overflow(data),
         };
-        if !overflowed {
-            continue;
+        if overflowed {
+            warn_once(name);
         }
-        {
-            let mut known = OVERFLOWING.lock().unwrap_or_else(PoisonError::into_inner);
-            if known.contains(&name) {
-                continue;
-            }
-            known.push(name.clone());
-        }
-        // Warned with the lock released: a subscriber may ask for the list.
-        let limit = LIMIT.load(Ordering::Relaxed);
-        tracing::warn!(
-            target: "nemo_lens",
-            instrument = name.as_str(),
-            limit,
-            "instrument `{name}` has more than {limit} attribute sets; the SDK merges every new \
-             one into a single series marked {OVERFLOW_ATTRIBUTE}=true. Bound the attribute \
-             values (model names, adapters, routes) or raise NEMO_LENS_CARDINALITY_LIMIT"
-        );
     }
+}
+
+/// Says once per instrument that `name` overflowed.
+fn warn_once(name: String) {
+    {
+        let mut known = OVERFLOWING.lock().unwrap_or_else(PoisonError::into_inner);
+        if known.contains(&name) {
+            return;
+        }
+        known.push(name.clone());
+    }
+    // Warned with the lock released: a subscriber may ask for the list.
+    let limit = LIMIT.load(Ordering::Relaxed);
+    tracing::warn!(
+        target: "nemo_lens",
+        instrument = name.as_str(),
+        limit,
+        "instrument `{name}` has more than {limit} attribute sets; every new one is \
+         merged into a single series marked {OVERFLOW_ATTRIBUTE}=true. Bound the attribute \
+         values (model names, adapters, routes) or raise NEMO_LENS_CARDINALITY_LIMIT"
+    );
 }
 
 fn has_overflow<T>(data: &MetricData<T>) -> bool {

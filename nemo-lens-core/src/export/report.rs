@@ -125,17 +125,34 @@ impl ExportReport {
 pub(crate) struct ReportingExporter<E> {
     inner: E,
     report: Arc<ExportReport>,
+    /// Owned series, read as each export starts for `inner` to send.
+    feed: Option<crate::owned::Feed>,
 }
 
 impl<E> ReportingExporter<E> {
     pub(crate) fn new(inner: E, report: Arc<ExportReport>) -> Self {
-        ReportingExporter { inner, report }
+        ReportingExporter {
+            inner,
+            report,
+            feed: None,
+        }
+    }
+
+    /// The same, sending the owned series `feed` reads.
+    pub(crate) fn with_feed(mut self, feed: crate::owned::Feed) -> Self {
+        self.feed = Some(feed);
+        self
     }
 }
 
 impl<E: PushMetricExporter> PushMetricExporter for ReportingExporter<E> {
     async fn export(&self, metrics: &ResourceMetrics) -> OTelSdkResult {
-        super::overflow::note(metrics);
+        let owned = self
+            .feed
+            .as_ref()
+            .map(crate::owned::Feed::prepare)
+            .unwrap_or_default();
+        super::overflow::note(metrics, &owned);
         let result = self.inner.export(metrics).await;
         self.report.record(&result, Instant::now());
         result
@@ -161,7 +178,7 @@ pub(crate) struct OverflowWatching<E>(pub(crate) E);
 
 impl<E: PushMetricExporter> PushMetricExporter for OverflowWatching<E> {
     async fn export(&self, metrics: &ResourceMetrics) -> OTelSdkResult {
-        super::overflow::note(metrics);
+        super::overflow::note(metrics, &[]);
         self.0.export(metrics).await
     }
 

@@ -67,7 +67,7 @@
 //! The resource attributes and their sources are listed in the [`resource`]
 //! module.
 
-mod buckets;
+pub(crate) mod buckets;
 mod config;
 mod env;
 mod error;

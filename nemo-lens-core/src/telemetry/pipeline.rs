@@ -12,6 +12,8 @@ use super::config::{ExporterKind, NemoLensConfig};
 use super::error::SetupError;
 use super::handle::Stopper;
 use crate::export::report::ExportReport;
+#[allow(unused_imports)] // without exporter features only the type is named
+use crate::owned::{Feed, Registry};
 
 /// A provider builder with its readers, and what must outlive them.
 pub(super) struct Pipeline {
@@ -21,6 +23,9 @@ pub(super) struct Pipeline {
     pub prometheus_addr: Option<SocketAddr>,
     /// Export outcomes, for push exporters.
     pub report: Option<Arc<ExportReport>>,
+    /// A push exporter sends owned series: every export must come, even
+    /// when the SDK collected nothing ([`crate::owned::KEEPALIVE_SCOPE`]).
+    pub keep_exports_coming: bool,
 }
 
 impl Pipeline {
@@ -31,6 +36,7 @@ impl Pipeline {
             stoppers: Vec::new(),
             prometheus_addr: None,
             report: None,
+            keep_exports_coming: false,
         }
     }
 }
@@ -39,6 +45,8 @@ impl Pipeline {
 pub(super) fn install(
     config: &NemoLensConfig,
     builder: MeterProviderBuilder,
+    #[allow(unused_variables)] // read by the exporters, each behind its feature
+    registry: Arc<Registry>,
 ) -> Result<Pipeline, SetupError> {
     #[allow(unused_mut, unused_variables)] // without exporter features it is unused
     let mut pipeline = Pipeline::custom(builder);
@@ -46,18 +54,21 @@ pub(super) fn install(
         ExporterKind::Otlp => {
             #[cfg(feature = "otlp")]
             {
-                let built = crate::export::otlp::build(&otlp_settings(config))
+                let settings = otlp_settings(config);
+                let (feed, pending) = Feed::new(registry, settings.temporality);
+                let built = crate::export::otlp::build(&settings, pending)
                     .map_err(crate::export::ExporterError::from)?;
                 if let Some(mut runtime) = built.runtime {
                     pipeline
                         .stoppers
                         .push(Box::new(move |timeout| runtime.stop(timeout)));
                 }
-                let reader = PeriodicReader::builder(built.exporter)
+                let reader = PeriodicReader::builder(built.exporter.with_feed(feed))
                     .with_interval(config.export_interval)
                     .build();
                 pipeline.builder = pipeline.builder.with_reader(reader);
                 pipeline.report = Some(built.report);
+                pipeline.keep_exports_coming = true;
                 Ok(pipeline)
             }
             #[cfg(not(feature = "otlp"))]
@@ -73,6 +84,7 @@ pub(super) fn install(
                 let (reader, mut server) = crate::export::prometheus::build(
                     config.prometheus_addr,
                     &config.prometheus_resource_labels,
+                    registry,
                 )
                 .map_err(|PrometheusError::Bind { addr, source }| SetupError::Bind {
                     addr,
@@ -94,15 +106,21 @@ pub(super) fn install(
             {
                 use crate::export::report::ReportingExporter;
                 let report = ExportReport::new("stdout");
-                let exporter = ReportingExporter::new(
-                    crate::export::console::ConsoleExporter::stdout(),
-                    report.clone(),
+                let (feed, pending) = Feed::new(
+                    registry,
+                    opentelemetry_sdk::metrics::Temporality::Cumulative,
                 );
+                let exporter = ReportingExporter::new(
+                    crate::export::console::ConsoleExporter::stdout().with_owned(pending),
+                    report.clone(),
+                )
+                .with_feed(feed);
                 let reader = PeriodicReader::builder(exporter)
                     .with_interval(config.export_interval)
                     .build();
                 pipeline.builder = pipeline.builder.with_reader(reader);
                 pipeline.report = Some(report);
+                pipeline.keep_exports_coming = true;
                 Ok(pipeline)
             }
             #[cfg(not(feature = "console"))]

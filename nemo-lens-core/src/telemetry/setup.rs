@@ -17,6 +17,7 @@ use super::options::SetupOptions;
 use super::pipeline::{self, Pipeline};
 use super::rank::rank_context;
 use super::resource::{self, ResourceInputs};
+use crate::owned::{OwnedContext, Registry};
 use crate::Meter;
 
 /// Sets up metrics for `rank` of `world_size` with default options; see
@@ -119,12 +120,17 @@ pub(super) fn setup(
         cardinality_limit: options.cardinality_limit.or(config.cardinality_limit),
     };
     crate::export::overflow::set_limit(streams.cardinality_limit);
+    let owned_streams = Arc::new(streams.clone());
     let builder = SdkMeterProvider::builder()
         .with_resource(resource)
         .with_view(streams.view());
+    // Owned series reach only the exporters nemo-lens builds; a pipeline
+    // the caller assembled reads the SDK's.
+    let registry = options.install.is_none().then(Registry::new);
     let pipeline = match options.install {
         Some(install) => Pipeline::custom(install(builder, config.export_interval)),
         None => {
+            let registry = registry.clone().expect("made for the built-in pipeline");
             // The option wins over the configuration it overrides.
             let overridden = options
                 .prometheus_resource_labels
@@ -132,10 +138,13 @@ pub(super) fn setup(
                     prometheus_resource_labels: labels,
                     ..config.clone()
                 });
-            pipeline::install(overridden.as_ref().unwrap_or(config), builder)?
+            pipeline::install(overridden.as_ref().unwrap_or(config), builder, registry)?
         }
     };
     let provider = pipeline.builder.build();
+    if pipeline.keep_exports_coming {
+        crate::owned::keep_exports_coming(&provider);
+    }
     let semconv = options
         .semconv_opt_in
         .unwrap_or_else(|| config.semconv_opt_in.clone());
@@ -143,11 +152,10 @@ pub(super) fn setup(
         opentelemetry::global::set_meter_provider(provider.clone());
         crate::global::set_semconv_opt_in(semconv.clone());
     }
-    let otel = provider.meter_with_scope(
-        InstrumentationScope::builder("nemo.lens")
-            .with_version(env!("CARGO_PKG_VERSION"))
-            .build(),
-    );
+    let scope = InstrumentationScope::builder("nemo.lens")
+        .with_version(env!("CARGO_PKG_VERSION"))
+        .build();
+    let otel = provider.meter_with_scope(scope.clone());
     let active = Arc::new(Active {
         provider,
         prometheus_addr: pipeline.prometheus_addr,
@@ -158,7 +166,18 @@ pub(super) fn setup(
     });
     *current = Some(Arc::downgrade(&active));
     Ok(TelemetryHandle {
-        meter: Meter::new(otel).with_semconv_opt_in(semconv),
+        meter: match registry {
+            Some(registry) => Meter::with_owned(
+                otel,
+                semconv,
+                OwnedContext {
+                    registry,
+                    scope,
+                    streams: owned_streams,
+                },
+            ),
+            None => Meter::new(otel).with_semconv_opt_in(semconv),
+        },
         is_exporting: true,
         active: Some(active),
         idle: None,

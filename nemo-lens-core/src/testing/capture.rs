@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
 use opentelemetry::metrics::MeterProvider as _;
-use opentelemetry::KeyValue;
+use opentelemetry::{InstrumentationScope, KeyValue};
 use opentelemetry_sdk::error::OTelSdkResult;
 use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData, ResourceMetrics};
 use opentelemetry_sdk::metrics::reader::MetricReader;
@@ -16,6 +16,8 @@ use opentelemetry_sdk::metrics::{
 use opentelemetry_sdk::Resource;
 
 use crate::export::exposition::{families, text};
+use crate::owned::{OwnedContext, OwnedMetric, OwnedScope, Registry};
+use crate::telemetry::buckets::Streams;
 use crate::telemetry::PrometheusResourceLabels;
 use crate::{HistogramAggregation, Meter};
 
@@ -50,6 +52,7 @@ pub struct Capture {
     // meter's clones.
     _provider: SdkMeterProvider,
     reader: Arc<ManualReader>,
+    registry: Arc<Registry>,
     meter: Meter,
     /// What the exposition remembers between collections, as the exporter
     /// does: the first type and help seen for each family name.
@@ -75,10 +78,23 @@ impl Capture {
                 HistogramAggregation::ExplicitBucket,
             ))
             .build();
-        let meter = Meter::from(provider.meter(SCOPE));
+        let registry = Registry::new();
+        let meter = Meter::with_owned(
+            provider.meter(SCOPE),
+            crate::SemconvOptIn::none(),
+            OwnedContext {
+                registry: Arc::clone(&registry),
+                scope: InstrumentationScope::builder(SCOPE).build(),
+                streams: Arc::new(Streams {
+                    histogram_aggregation: HistogramAggregation::ExplicitBucket,
+                    ..Streams::default()
+                }),
+            },
+        );
         Capture {
             _provider: provider,
             reader,
+            registry,
             meter,
             known: Mutex::default(),
         }
@@ -151,8 +167,18 @@ impl Capture {
     /// );
     /// ```
     pub fn attribute_sets(&self, name: &str) -> Vec<Vec<(String, String)>> {
-        let collected = self.collect();
+        let (collected, owned) = self.collect();
         let mut sets = Vec::new();
+        for metric in owned_metrics(&owned, name) {
+            sets.extend(metric.totals().into_iter().map(|(attributes, _, _)| {
+                let mut set: Vec<(String, String)> = attributes
+                    .iter()
+                    .map(|kv| (kv.key.to_string(), kv.value.to_string()))
+                    .collect();
+                set.sort();
+                set
+            }));
+        }
         for scope in collected.scope_metrics() {
             for metric in scope.metrics().filter(|m| m.name() == name) {
                 match metric.data() {
@@ -173,28 +199,46 @@ impl Capture {
     /// only scope label is `otel_scope_name="nemo.lens"` (no version), so a
     /// snapshot changes only when names, labels, types, help or values do.
     pub fn exposition(&self) -> String {
-        let collected = self.collect();
+        let (collected, owned) = self.collect();
         let families = {
             let mut known = self.known.lock().unwrap_or_else(PoisonError::into_inner);
-            families::families(&collected, &PrometheusResourceLabels::None, &mut known)
+            families::families(
+                &collected,
+                &owned,
+                &PrometheusResourceLabels::None,
+                &mut known,
+            )
         };
         // The text writer writes only UTF-8 (names, labels and numbers).
         String::from_utf8(text::encode(&families)).expect("the text exposition is UTF-8")
     }
 
-    fn collect(&self) -> ResourceMetrics {
+    fn collect(&self) -> (ResourceMetrics, Vec<OwnedScope>) {
         let mut collected = ResourceMetrics::default();
         // Fails only once the provider is shut down, which the capture
         // never does while it is alive.
         self.reader
             .collect(&mut collected)
             .expect("collecting from the capture's provider");
-        collected
+        (collected, self.registry.collect(false))
     }
 
     fn query(&self, name: &str, attributes: &[(&str, &str)], query: Query) -> Option<f64> {
-        let collected = self.collect();
+        let (collected, owned) = self.collect();
         let mut total: Option<f64> = None;
+        for metric in owned_metrics(&owned, name) {
+            if let Query::LastValue = query {
+                panic!("{name} is a histogram: read it with count or sum, not {query:?}");
+            }
+            for (point, count, sum) in metric.totals() {
+                if carries(&mut point.iter(), attributes) {
+                    *total.get_or_insert(0.0) += match query {
+                        Query::Count => count as f64,
+                        _ => sum,
+                    };
+                }
+            }
+        }
         for scope in collected.scope_metrics() {
             for metric in scope.metrics().filter(|m| m.name() == name) {
                 let values = match metric.data() {
@@ -234,6 +278,17 @@ enum Query {
     LastValue,
     Sum,
     Count,
+}
+
+/// The owned instruments called `name`.
+fn owned_metrics<'a>(
+    owned: &'a [OwnedScope],
+    name: &'a str,
+) -> impl Iterator<Item = &'a OwnedMetric> {
+    owned
+        .iter()
+        .flat_map(|scope| &scope.metrics)
+        .filter(move |metric| metric.name == name)
 }
 
 /// The values `query` reads from the points of `data` that carry every

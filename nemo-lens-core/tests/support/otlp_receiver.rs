@@ -68,6 +68,11 @@ impl Received {
         self.0.lock().unwrap().len()
     }
 
+    /// Every request so far, oldest first.
+    pub fn all(&self) -> Vec<ExportMetricsServiceRequest> {
+        self.0.lock().unwrap().clone()
+    }
+
     pub fn last(&self) -> Option<ExportMetricsServiceRequest> {
         self.0.lock().unwrap().last().cloned()
     }

@@ -12,6 +12,7 @@ use opentelemetry_sdk::metrics::data::{
 };
 use opentelemetry_sdk::Resource;
 
+use crate::owned::{ExponentialPoint, HistogramPoint, OwnedData, OwnedScope};
 use crate::telemetry::PrometheusResourceLabels;
 
 const TARGET_INFO_NAME: &str = "target_info";
@@ -109,6 +110,7 @@ pub(crate) struct Known {
 /// its label values.
 pub(crate) fn families(
     metrics: &ResourceMetrics,
+    owned: &[OwnedScope],
     selection: &PrometheusResourceLabels,
     known: &mut Known,
 ) -> Vec<Family> {
@@ -195,6 +197,61 @@ pub(crate) fn families(
             (summary, help)
         }));
     }
+    // Series nemo-lens keeps in its own cells, beside the SDK's.
+    for scope in owned {
+        let mut extra = scope_labels(&scope.scope);
+        extra.extend(resource_labels.iter().cloned());
+        for metric in &scope.metrics {
+            let name =
+                nemo_lens_naming::rules::prometheus_family(&metric.name, &metric.unit, false);
+            let help = match known.families.get(&name) {
+                Some((existing, _)) if *existing != Kind::Histogram => {
+                    tracing::warn!(
+                        target: "nemo_lens",
+                        metric = %name,
+                        "two instruments give Prometheus metric {name} different types; the \
+                         second is not exported"
+                    );
+                    continue;
+                }
+                Some((_, help)) => help.clone(),
+                None => {
+                    let help = metric.description.clone();
+                    known
+                        .families
+                        .insert(name.clone(), (Kind::Histogram, help.clone()));
+                    help
+                }
+            };
+            let labelled = |attributes: &[opentelemetry::KeyValue], value| Series {
+                labels: labels(
+                    &mut attributes.iter().map(|kv| (&kv.key, &kv.value)),
+                    &extra,
+                ),
+                value,
+            };
+            let series: Vec<Series> = match &metric.data {
+                OwnedData::Explicit(points) => points
+                    .iter()
+                    .map(|p| labelled(&p.attributes, owned_histogram(p)))
+                    .collect(),
+                OwnedData::Exponential(points) => points
+                    .iter()
+                    .map(|p| labelled(&p.attributes, owned_exponential(p)))
+                    .collect(),
+            };
+            by_name
+                .entry(name.clone())
+                .or_insert_with(|| Family {
+                    name,
+                    help,
+                    kind: Kind::Histogram,
+                    metrics: Vec::new(),
+                })
+                .metrics
+                .extend(series);
+        }
+    }
     for (summary, help) in summaries {
         add_summary(&mut by_name, summary, help, &resource_labels, known);
     }
@@ -209,6 +266,41 @@ pub(crate) fn families(
         });
     }
     families
+}
+
+/// An owned histogram point as a sample: cumulative bucket counts.
+fn owned_histogram(point: &HistogramPoint) -> Sample {
+    let mut cumulative = 0;
+    let buckets = point
+        .bounds
+        .iter()
+        .zip(&point.bucket_counts)
+        .map(|(bound, count)| {
+            cumulative += count;
+            (*bound, cumulative)
+        })
+        .collect();
+    Sample::Histogram {
+        count: point.count,
+        sum: point.sum,
+        buckets,
+    }
+}
+
+/// An owned exponential histogram point as a sample.
+fn owned_exponential(point: &ExponentialPoint) -> Sample {
+    let side = |b: &crate::cells::ExponentialBuckets| Buckets {
+        offset: b.offset,
+        counts: b.counts.clone(),
+    };
+    Sample::Exponential(Exponential {
+        count: point.count,
+        sum: point.sum,
+        scale: point.scale,
+        zero_count: point.zero_count,
+        positive: side(&point.positive),
+        negative: side(&point.negative),
+    })
 }
 
 /// The family type and name of an instrument: the sanitized name with its

@@ -1,16 +1,28 @@
 //! The OTLP/gRPC exporter on a channel built here.
 
-use opentelemetry_otlp::{MetricExporter, WithExportConfig, WithTonicConfig};
+use std::fmt;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use opentelemetry_proto::tonic::collector::metrics::v1::metrics_service_client::MetricsServiceClient;
+use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
+use opentelemetry_sdk::error::{OTelSdkError, OTelSdkResult};
+use opentelemetry_sdk::metrics::data::ResourceMetrics;
+use opentelemetry_sdk::metrics::exporter::PushMetricExporter;
+use opentelemetry_sdk::metrics::Temporality;
 use tonic::metadata::{AsciiMetadataValue, MetadataKey, MetadataMap};
+use tonic::transport::Channel;
 
 use super::runtime::OtlpRuntime;
-use super::{build_error, retry_policy, user_agent, OtlpError};
+use super::{user_agent, OtlpError};
 use crate::export::settings::OtlpSettings;
+use crate::owned::Pending;
 
 pub(super) fn build(
     settings: &OtlpSettings,
     https: bool,
-) -> Result<(MetricExporter, OtlpRuntime), OtlpError> {
+    owned: Arc<Pending>,
+) -> Result<(GrpcExporter, OtlpRuntime), OtlpError> {
     let metadata = metadata(&settings.headers)?;
     let endpoint_error = |source: tonic::transport::Error| OtlpError::Endpoint {
         endpoint: settings.endpoint.clone(),
@@ -45,21 +57,90 @@ pub(super) fn build(
     // current while it is built.
     let _entered = handle.enter();
     let channel = endpoint.connect_lazy();
-    let exporter = MetricExporter::builder()
-        .with_tonic()
-        .with_channel(channel)
-        .with_timeout(settings.timeout)
-        // Replaces whatever the builder added from the process environment
-        // (OTEL_EXPORTER_OTLP_*HEADERS) with exactly the configured headers.
-        .with_interceptor(move |mut request: tonic::Request<()>| {
-            *request.metadata_mut() = metadata.clone();
-            Ok(request)
-        })
-        .with_retry_policy(retry_policy())
-        .with_temporality(settings.temporality)
-        .build()
-        .map_err(build_error(settings))?;
+    let exporter = GrpcExporter {
+        client: Mutex::new(Some(MetricsServiceClient::new(channel))),
+        metadata,
+        timeout: settings.timeout,
+        temporality: settings.temporality,
+        owned,
+    };
     Ok((exporter, runtime))
+}
+
+/// Sends the SDK's data and the owned series of each export in one
+/// `ExportMetricsServiceRequest`, with exactly the configured metadata,
+/// retried as [`retry`](super::retry) says.
+pub(crate) struct GrpcExporter {
+    // Taken at shutdown: later exports fail as opentelemetry-otlp's do.
+    client: Mutex<Option<MetricsServiceClient<Channel>>>,
+    metadata: MetadataMap,
+    timeout: Duration,
+    temporality: Temporality,
+    owned: Arc<Pending>,
+}
+
+impl fmt::Debug for GrpcExporter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Never the metadata: it holds credentials.
+        f.debug_struct("GrpcExporter").finish_non_exhaustive()
+    }
+}
+
+impl PushMetricExporter for GrpcExporter {
+    async fn export(&self, metrics: &ResourceMetrics) -> OTelSdkResult {
+        let mut request = ExportMetricsServiceRequest::from(metrics);
+        super::owned::merge(&mut request, &self.owned.batch());
+        if super::owned::is_empty(&request) {
+            return Ok(());
+        }
+        let client = self
+            .client
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+            .ok_or(OTelSdkError::AlreadyShutdown)?;
+        let sent = super::retry::with_backoff(self.timeout, || {
+            let mut client = client.clone();
+            let request = tonic::Request::from_parts(
+                self.metadata.clone(),
+                tonic::Extensions::default(),
+                request.clone(),
+            );
+            async move { client.export(request).await.map(drop) }
+        })
+        .await;
+        sent.map_err(|status| {
+            // The code and the transport's own error, never the server's
+            // message, which may echo credentials back.
+            let mut message = format!(
+                "TonicMetricsClient export failed with gRPC code: {:?}",
+                status.code()
+            );
+            let mut source = std::error::Error::source(&status);
+            while let Some(cause) = source {
+                message.push_str(": ");
+                message.push_str(&cause.to_string());
+                source = cause.source();
+            }
+            OTelSdkError::InternalFailure(message)
+        })
+    }
+
+    fn force_flush(&self) -> OTelSdkResult {
+        Ok(())
+    }
+
+    fn shutdown_with_timeout(&self, _timeout: Duration) -> OTelSdkResult {
+        self.client
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        Ok(())
+    }
+
+    fn temporality(&self) -> Temporality {
+        self.temporality
+    }
 }
 
 fn metadata(headers: &[(String, String)]) -> Result<MetadataMap, OtlpError> {

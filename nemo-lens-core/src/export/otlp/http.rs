@@ -9,14 +9,19 @@ use http::header::{
 use opentelemetry_http::{HttpClient, HttpError};
 use opentelemetry_otlp::{MetricExporter, Protocol, WithExportConfig, WithHttpConfig};
 
+use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
+use prost::Message as _;
+
 use super::{build_error, retry_policy, user_agent, OtlpError};
 use crate::export::report::ExportReport;
 use crate::export::settings::OtlpSettings;
+use crate::owned::Pending;
 
 pub(super) fn build(
     settings: &OtlpSettings,
     https: bool,
     report: Arc<ExportReport>,
+    owned: Arc<Pending>,
 ) -> Result<MetricExporter, OtlpError> {
     let headers = header_map(&settings.headers)?;
     let client = client(settings, https)?;
@@ -29,6 +34,7 @@ pub(super) fn build(
             client,
             headers: Arc::new(headers),
             report,
+            owned,
         })
         .with_retry_policy(retry_policy())
         .with_temporality(settings.temporality)
@@ -85,12 +91,14 @@ fn header_map(headers: &[(String, String)]) -> Result<HeaderMap, OtlpError> {
 /// adds any it read from `OTEL_EXPORTER_OTLP_*HEADERS` in the process
 /// environment, which would bypass validation and an injected environment.
 /// Also keeps the transport's error, which the exporter reduces to
-/// "network error".
+/// "network error". Adds the export's owned series to the body the
+/// exporter encoded (each attempt of one export carries the same ones).
 #[derive(Debug)]
 struct ExactHeaders {
     client: reqwest::blocking::Client,
     headers: Arc<HeaderMap>,
     report: Arc<ExportReport>,
+    owned: Arc<Pending>,
 }
 
 #[async_trait::async_trait]
@@ -114,6 +122,17 @@ impl HttpClient for ExactHeaders {
         }
         for (name, value) in self.headers.iter() {
             sent.append(name, value.clone());
+        }
+        // Uncompressed: this build sends nothing else.
+        if !sent.contains_key(CONTENT_ENCODING) {
+            if let Ok(mut decoded) = ExportMetricsServiceRequest::decode(request.body().as_ref()) {
+                super::owned::merge(&mut decoded, &self.owned.batch());
+                if super::owned::is_empty(&decoded) {
+                    // Nothing recorded: no request, as the SDK sends none.
+                    return Ok(http::Response::new(Bytes::new()));
+                }
+                *request.body_mut() = Bytes::from(decoded.encode_to_vec());
+            }
         }
         let sent = self.client.send_bytes(request).await;
         if let Err(error) = &sent {

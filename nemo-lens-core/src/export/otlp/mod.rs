@@ -10,6 +10,8 @@
 mod error;
 mod grpc;
 mod http;
+mod owned;
+mod retry;
 mod runtime;
 #[cfg(feature = "otlp-tls")]
 mod tls;
@@ -20,6 +22,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use opentelemetry_otlp::{MetricExporter, RetryPolicy};
+use opentelemetry_sdk::error::OTelSdkResult;
+use opentelemetry_sdk::metrics::data::ResourceMetrics;
+use opentelemetry_sdk::metrics::exporter::PushMetricExporter;
+use opentelemetry_sdk::metrics::Temporality;
+
+use crate::owned::Pending;
 
 pub use error::OtlpError;
 pub(crate) use runtime::OtlpRuntime;
@@ -30,13 +38,54 @@ use super::settings::{OtlpProtocol, OtlpSettings};
 /// The OTLP exporter as installed: failures reported, plus the runtime the
 /// gRPC channel runs on.
 pub(crate) struct Built {
-    pub exporter: ReportingExporter<MetricExporter>,
+    pub exporter: ReportingExporter<Exporter>,
     pub runtime: Option<OtlpRuntime>,
     pub report: Arc<ExportReport>,
 }
 
 /// Builds the exporter `settings` describe.
-pub(crate) fn build(settings: &OtlpSettings) -> Result<Built, OtlpError> {
+/// The OTLP exporter of either protocol.
+#[derive(Debug)]
+pub(crate) enum Exporter {
+    /// gRPC: nemo-lens's own client, which sends the SDK's data and the
+    /// owned series in one request.
+    Grpc(grpc::GrpcExporter),
+    /// HTTP: opentelemetry-otlp's exporter, the owned series added by its
+    /// HTTP client.
+    Http(MetricExporter),
+}
+
+impl PushMetricExporter for Exporter {
+    async fn export(&self, metrics: &ResourceMetrics) -> OTelSdkResult {
+        match self {
+            Exporter::Grpc(e) => e.export(metrics).await,
+            Exporter::Http(e) => e.export(metrics).await,
+        }
+    }
+
+    fn force_flush(&self) -> OTelSdkResult {
+        match self {
+            Exporter::Grpc(e) => e.force_flush(),
+            Exporter::Http(e) => e.force_flush(),
+        }
+    }
+
+    fn shutdown_with_timeout(&self, timeout: Duration) -> OTelSdkResult {
+        match self {
+            Exporter::Grpc(e) => e.shutdown_with_timeout(timeout),
+            Exporter::Http(e) => e.shutdown_with_timeout(timeout),
+        }
+    }
+
+    fn temporality(&self) -> Temporality {
+        match self {
+            Exporter::Grpc(e) => e.temporality(),
+            Exporter::Http(e) => e.temporality(),
+        }
+    }
+}
+
+pub(crate) fn build(settings: &OtlpSettings, owned: Arc<Pending>) -> Result<Built, OtlpError> {
     let uri: ::http::Uri = settings
         .endpoint
         .parse()
@@ -53,10 +102,13 @@ pub(crate) fn build(settings: &OtlpSettings) -> Result<Built, OtlpError> {
     let report = ExportReport::new(settings.endpoint.clone());
     let (exporter, runtime) = match settings.protocol {
         OtlpProtocol::Grpc => {
-            let (exporter, runtime) = grpc::build(settings, https)?;
-            (exporter, Some(runtime))
+            let (exporter, runtime) = grpc::build(settings, https, owned)?;
+            (Exporter::Grpc(exporter), Some(runtime))
         }
-        OtlpProtocol::HttpProtobuf => (http::build(settings, https, report.clone())?, None),
+        OtlpProtocol::HttpProtobuf => (
+            Exporter::Http(http::build(settings, https, report.clone(), owned)?),
+            None,
+        ),
     };
     Ok(Built {
         exporter: ReportingExporter::new(exporter, report.clone()),
@@ -67,10 +119,13 @@ pub(crate) fn build(settings: &OtlpSettings) -> Result<Built, OtlpError> {
 
 /// Retries are kept short: a later export carries the same cumulative
 /// totals, so a lost export costs nothing but freshness.
+/// The HTTP exporter's retries, on the schedule the gRPC one follows.
 fn retry_policy() -> RetryPolicy {
     RetryPolicy::recommended()
-        .with_max_retries(2)
-        .with_max_delay(Duration::from_millis(500))
+        .with_max_retries(retry::MAX_RETRIES)
+        .with_initial_delay(retry::INITIAL_DELAY)
+        .with_max_delay(retry::MAX_DELAY)
+        .with_max_jitter(retry::MAX_JITTER)
 }
 
 fn build_error(
@@ -109,7 +164,7 @@ mod tests {
         for protocol in [OtlpProtocol::Grpc, OtlpProtocol::HttpProtobuf] {
             let mut s = settings("http://127.0.0.1:4317", protocol);
             s.headers = vec![("x-token".into(), "secret\nvalue".into())];
-            let Err(err) = build(&s) else {
+            let Err(err) = build(&s, Arc::default()) else {
                 panic!("{protocol:?}: accepted")
             };
             assert!(matches!(&err, OtlpError::Header { name, .. } if name == "x-token"));
@@ -121,7 +176,10 @@ mod tests {
     #[test]
     fn https_needs_the_tls_feature() {
         for protocol in [OtlpProtocol::Grpc, OtlpProtocol::HttpProtobuf] {
-            let Err(err) = build(&settings("https://collector:4317", protocol)) else {
+            let Err(err) = build(
+                &settings("https://collector:4317", protocol),
+                Arc::default(),
+            ) else {
                 panic!("{protocol:?}: accepted");
             };
             assert!(matches!(err, OtlpError::TlsDisabled { .. }), "{err}");
@@ -141,7 +199,7 @@ mod tests {
         for protocol in [OtlpProtocol::Grpc, OtlpProtocol::HttpProtobuf] {
             let mut s = settings("https://127.0.0.1:4317", protocol);
             s.tls.ca = Some(("OTEL_EXPORTER_OTLP_CERTIFICATE".into(), path.clone()));
-            let Err(err) = build(&s) else {
+            let Err(err) = build(&s, Arc::default()) else {
                 panic!("{protocol:?}: accepted");
             };
             assert!(

@@ -170,6 +170,9 @@ pub struct PrometheusRenderer {
     reader: Arc<ManualReader>,
     resource_labels: PrometheusResourceLabels,
     known: Arc<Mutex<Known>>,
+    /// The owned series of the provider `setup_telemetry` built, read at
+    /// the same scrape.
+    registry: Option<Arc<crate::owned::Registry>>,
 }
 
 impl std::fmt::Debug for PrometheusRenderer {
@@ -199,6 +202,7 @@ impl PrometheusRenderer {
             reader: Arc::clone(&reader),
             resource_labels: resource_labels.clone(),
             known: Arc::default(),
+            registry: None,
         };
         Ok((PrometheusReader(reader), renderer))
     }
@@ -221,10 +225,15 @@ impl PrometheusRenderer {
         self.reader
             .collect(&mut collected)
             .map_err(|e| RenderError(e.to_string()))?;
-        crate::export::overflow::note(&collected);
+        let owned = self
+            .registry
+            .as_ref()
+            .map(|registry| registry.collect(false))
+            .unwrap_or_default();
+        crate::export::overflow::note(&collected, &owned);
         let families = {
             let mut known = self.known.lock().unwrap_or_else(PoisonError::into_inner);
-            families::families(&collected, &self.resource_labels, &mut known)
+            families::families(&collected, &owned, &self.resource_labels, &mut known)
         };
         let body = match format {
             Format::Text => text::encode(&families),
@@ -268,8 +277,10 @@ impl MetricReader for PrometheusReader {
 pub(crate) fn build(
     addr: SocketAddr,
     resource_labels: &PrometheusResourceLabels,
+    registry: Arc<crate::owned::Registry>,
 ) -> Result<(PrometheusReader, ScrapeServer), PrometheusError> {
-    let (reader, renderer) = PrometheusRenderer::new(resource_labels)?;
+    let (reader, mut renderer) = PrometheusRenderer::new(resource_labels)?;
+    renderer.registry = Some(registry);
     let render: Render = Arc::new(move |accept: Option<&str>| {
         renderer
             .render_for(accept)

@@ -1,0 +1,122 @@
+//! A running sum (counters and up-down counters), striped on contention.
+
+use std::fmt;
+use std::marker::PhantomData;
+
+use super::probe;
+use super::stripes::{Stripes, Table};
+use super::sync::{AtomicU64, Ordering};
+use super::CellValue;
+
+/// Stripes a thread tries, moving on at each collision, before it waits
+/// its turn on the last one.
+pub(crate) const ATTEMPTS: usize = 3;
+
+/// The running sum of one counter or up-down counter series.
+///
+/// ```
+/// use nemo_lens::cells::Sum;
+///
+/// let tokens = Sum::<u64>::new();
+/// std::thread::scope(|scope| {
+///     for _ in 0..4 {
+///         scope.spawn(|| (0..1000).for_each(|_| tokens.add(2)));
+///     }
+/// });
+/// assert_eq!(tokens.value(), 8000);
+/// ```
+pub struct Sum<T: CellValue> {
+    base: AtomicU64,
+    stripes: Stripes<AtomicU64>,
+    value: PhantomData<T>,
+}
+
+impl<T: CellValue> Sum<T> {
+    /// Zero, in one cell.
+    pub fn new() -> Self {
+        Sum {
+            base: AtomicU64::new(T::ZERO.to_bits()),
+            stripes: Stripes::new(),
+            value: PhantomData,
+        }
+    }
+
+    /// Adds `value`. Integers wrap at their bounds.
+    #[inline]
+    pub fn add(&self, value: T) {
+        if let Some(table) = self.stripes.table() {
+            return add_striped::<T>(table, value);
+        }
+        let current = self.base.load(Ordering::Relaxed);
+        let next = T::from_bits(current).add(value).to_bits();
+        if self
+            .base
+            .compare_exchange_weak(current, next, Ordering::Relaxed, Ordering::Relaxed)
+            .is_err()
+        {
+            self.add_contended(value);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    pub(super) fn add_contended(&self, value: T) {
+        add_striped::<T>(self.stripes.inflate(), value);
+    }
+
+    /// The sum of everything added so far (an addition running meanwhile
+    /// may or may not be in it, and is in the next reading).
+    pub fn value(&self) -> T {
+        let mut sum = T::from_bits(self.base.load(Ordering::Relaxed));
+        self.stripes
+            .for_each(|cell| sum = sum.add(T::from_bits(cell.load(Ordering::Relaxed))));
+        sum
+    }
+
+    /// How many stripes contention has made (0 while uncontended).
+    pub fn stripes(&self) -> usize {
+        self.stripes.count()
+    }
+}
+
+#[inline]
+fn add_striped<T: CellValue>(table: &Table<AtomicU64>, value: T) {
+    let fresh = || AtomicU64::new(T::ZERO.to_bits());
+    let mut probe = probe::current();
+    for _ in 0..ATTEMPTS {
+        let cell = table.cell(probe, fresh);
+        let current = cell.load(Ordering::Relaxed);
+        let next = T::from_bits(current).add(value).to_bits();
+        if cell
+            .compare_exchange_weak(current, next, Ordering::Relaxed, Ordering::Relaxed)
+            .is_ok()
+        {
+            return;
+        }
+        probe = probe::advance();
+    }
+    let cell = table.cell(probe, fresh);
+    let mut current = cell.load(Ordering::Relaxed);
+    loop {
+        let next = T::from_bits(current).add(value).to_bits();
+        match cell.compare_exchange_weak(current, next, Ordering::Relaxed, Ordering::Relaxed) {
+            Ok(_) => return,
+            Err(now) => current = now,
+        }
+    }
+}
+
+impl<T: CellValue> Default for Sum<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T: CellValue + fmt::Debug> fmt::Debug for Sum<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Sum")
+            .field("value", &self.value())
+            .field("stripes", &self.stripes())
+            .finish()
+    }
+}

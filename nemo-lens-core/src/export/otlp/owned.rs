@@ -1,0 +1,140 @@
+//! The owned series of an export, added to the request the SDK's data
+//! became: each scope's histograms beside that scope's SDK instruments.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
+use opentelemetry_proto::tonic::common::v1::InstrumentationScope as ProtoScope;
+use opentelemetry_proto::tonic::metrics::v1::exponential_histogram_data_point::Buckets;
+use opentelemetry_proto::tonic::metrics::v1::{
+    metric::Data, AggregationTemporality, ExponentialHistogram, ExponentialHistogramDataPoint,
+    Histogram, HistogramDataPoint, Metric, ScopeMetrics,
+};
+use opentelemetry_proto::transform::common::tonic::Attributes;
+
+use crate::owned::{Batch, OwnedData, OwnedMetric, OwnedScope, KEEPALIVE_SCOPE};
+
+/// Drops the keep-alive scope from `request` and adds `batch`'s series.
+pub(super) fn merge(request: &mut ExportMetricsServiceRequest, batch: &Batch) {
+    let Some(resource) = request.resource_metrics.first_mut() else {
+        return;
+    };
+    resource.scope_metrics.retain(|scope| {
+        scope
+            .scope
+            .as_ref()
+            .is_none_or(|s| s.name != KEEPALIVE_SCOPE)
+    });
+    let start = nanos(batch.start);
+    let time = nanos(batch.time);
+    let temporality = if batch.delta {
+        AggregationTemporality::Delta
+    } else {
+        AggregationTemporality::Cumulative
+    };
+    for owned in &batch.scopes {
+        let metrics = owned
+            .metrics
+            .iter()
+            .map(|metric| histogram(metric, start, time, temporality));
+        let proto_scope = scope(owned);
+        match resource
+            .scope_metrics
+            .iter_mut()
+            .find(|s| s.scope.as_ref() == Some(&proto_scope))
+        {
+            Some(existing) => existing.metrics.extend(metrics),
+            None => resource.scope_metrics.push(ScopeMetrics {
+                scope: Some(proto_scope),
+                metrics: metrics.collect(),
+                schema_url: owned
+                    .scope
+                    .schema_url()
+                    .map(str::to_owned)
+                    .unwrap_or_default(),
+            }),
+        }
+    }
+}
+
+/// Whether `request` carries no metric at all.
+pub(super) fn is_empty(request: &ExportMetricsServiceRequest) -> bool {
+    request
+        .resource_metrics
+        .iter()
+        .all(|r| r.scope_metrics.iter().all(|s| s.metrics.is_empty()))
+}
+
+/// The scope as the SDK's conversion writes it.
+fn scope(owned: &OwnedScope) -> ProtoScope {
+    ProtoScope::from((&owned.scope, None))
+}
+
+fn histogram(
+    metric: &OwnedMetric,
+    start: u64,
+    time: u64,
+    temporality: AggregationTemporality,
+) -> Metric {
+    let data = match &metric.data {
+        OwnedData::Explicit(points) => Data::Histogram(Histogram {
+            data_points: points
+                .iter()
+                .map(|point| HistogramDataPoint {
+                    attributes: Attributes::from(point.attributes.iter().cloned()).0,
+                    start_time_unix_nano: start,
+                    time_unix_nano: time,
+                    count: point.count,
+                    sum: Some(point.sum),
+                    bucket_counts: point.bucket_counts.clone(),
+                    explicit_bounds: point.bounds.to_vec(),
+                    exemplars: Vec::new(),
+                    flags: 0,
+                    min: point.min,
+                    max: point.max,
+                })
+                .collect(),
+            aggregation_temporality: temporality as i32,
+        }),
+        OwnedData::Exponential(points) => Data::ExponentialHistogram(ExponentialHistogram {
+            data_points: points
+                .iter()
+                .map(|point| {
+                    let side = |b: &crate::cells::ExponentialBuckets| Buckets {
+                        offset: b.offset,
+                        bucket_counts: b.counts.clone(),
+                    };
+                    ExponentialHistogramDataPoint {
+                        attributes: Attributes::from(point.attributes.iter().cloned()).0,
+                        start_time_unix_nano: start,
+                        time_unix_nano: time,
+                        count: point.count,
+                        sum: Some(point.sum),
+                        scale: point.scale.into(),
+                        zero_count: point.zero_count,
+                        positive: Some(side(&point.positive)),
+                        negative: Some(side(&point.negative)),
+                        flags: 0,
+                        exemplars: Vec::new(),
+                        min: point.min,
+                        max: point.max,
+                        zero_threshold: 0.0,
+                    }
+                })
+                .collect(),
+            aggregation_temporality: temporality as i32,
+        }),
+    };
+    Metric {
+        name: metric.name.clone(),
+        description: metric.description.clone(),
+        unit: metric.unit.clone(),
+        metadata: Vec::new(),
+        data: Some(data),
+    }
+}
+
+fn nanos(time: Option<SystemTime>) -> u64 {
+    time.and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos() as u64)
+}

@@ -1,0 +1,178 @@
+//! What one collection of a [`Registry`](super::Registry) yields, and the
+//! delta a delta-temporality reader sends from it.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use opentelemetry::{InstrumentationScope, KeyValue};
+
+use crate::cells::ExponentialBuckets;
+use crate::ValueType;
+
+/// The owned instruments of one instrumentation scope.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OwnedScope {
+    /// The scope, as the SDK meter it belongs to has it.
+    pub scope: InstrumentationScope,
+    /// Its instruments that have series.
+    pub metrics: Vec<OwnedMetric>,
+}
+
+/// One owned histogram instrument and its series.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OwnedMetric {
+    /// The instrument name.
+    pub name: String,
+    /// Its description.
+    pub description: String,
+    /// Its unit.
+    pub unit: String,
+    /// The type of the values recorded.
+    pub value_type: ValueType,
+    /// One point per series that has observations, in the order the series
+    /// were made.
+    pub data: OwnedData,
+}
+
+impl OwnedMetric {
+    /// Each point's attributes, count and sum.
+    pub fn totals(&self) -> Vec<(&[KeyValue], u64, f64)> {
+        match &self.data {
+            OwnedData::Explicit(points) => points
+                .iter()
+                .map(|p| (p.attributes.as_slice(), p.count, p.sum))
+                .collect(),
+            OwnedData::Exponential(points) => points
+                .iter()
+                .map(|p| (p.attributes.as_slice(), p.count, p.sum))
+                .collect(),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        match &self.data {
+            OwnedData::Explicit(points) => points.is_empty(),
+            OwnedData::Exponential(points) => points.is_empty(),
+        }
+    }
+}
+
+/// The points of one owned histogram.
+#[derive(Debug, Clone, PartialEq)]
+pub enum OwnedData {
+    /// Explicit buckets.
+    Explicit(Vec<HistogramPoint>),
+    /// Base-2 exponential buckets.
+    Exponential(Vec<ExponentialPoint>),
+}
+
+/// One series of a base-2 exponential histogram.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExponentialPoint {
+    /// Its attributes, sorted by key.
+    pub attributes: Vec<KeyValue>,
+    /// Observations in all.
+    pub count: u64,
+    /// Their sum.
+    pub sum: f64,
+    /// The smallest.
+    pub min: Option<f64>,
+    /// The largest.
+    pub max: Option<f64>,
+    /// Buckets are `2^(2^-scale)` wide.
+    pub scale: i8,
+    /// Observations equal to zero.
+    pub zero_count: u64,
+    /// Positive observations.
+    pub positive: ExponentialBuckets,
+    /// Negative observations, by magnitude.
+    pub negative: ExponentialBuckets,
+}
+
+/// One series of an explicit-bucket histogram.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HistogramPoint {
+    /// Its attributes, sorted by key.
+    pub attributes: Vec<KeyValue>,
+    /// The bucket bounds.
+    pub bounds: Arc<[f64]>,
+    /// Observations per bucket, one more than the bounds.
+    pub bucket_counts: Vec<u64>,
+    /// The sum of `bucket_counts`.
+    pub count: u64,
+    /// The sum of the observations.
+    pub sum: f64,
+    /// The smallest observation.
+    pub min: Option<f64>,
+    /// The largest observation.
+    pub max: Option<f64>,
+}
+
+type SeriesKey = (String, Option<String>, String, Vec<KeyValue>);
+
+/// Turns cumulative readings into deltas for a delta-temporality reader:
+/// what each series gained since the last reading, series that gained
+/// nothing left out, as the SDK's delta aggregation does.
+#[derive(Debug)]
+pub struct Delta {
+    last: HashMap<SeriesKey, (u64, Vec<u64>, f64)>,
+    last_time: SystemTime,
+}
+
+impl Delta {
+    /// A reader whose first interval starts at `start`.
+    pub fn new(start: SystemTime) -> Self {
+        Delta {
+            last: HashMap::new(),
+            last_time: start,
+        }
+    }
+
+    /// The deltas of `scopes` (cumulative readings, extremes already reset
+    /// per interval) and the start of their interval; the next interval
+    /// starts at `now`.
+    pub fn apply(
+        &mut self,
+        scopes: Vec<OwnedScope>,
+        now: SystemTime,
+    ) -> (Vec<OwnedScope>, SystemTime) {
+        let start = std::mem::replace(&mut self.last_time, now);
+        let scopes = scopes
+            .into_iter()
+            .filter_map(|mut scope| {
+                for metric in &mut scope.metrics {
+                    // Exponential series were read and reset: already deltas.
+                    let OwnedData::Explicit(points) = &mut metric.data else {
+                        continue;
+                    };
+                    points.retain_mut(|point| {
+                        let key = (
+                            scope.scope.name().to_owned(),
+                            scope.scope.version().map(str::to_owned),
+                            metric.name.clone(),
+                            point.attributes.clone(),
+                        );
+                        let now = (point.count, point.bucket_counts.clone(), point.sum);
+                        let before = self.last.insert(key, now);
+                        let Some((count, buckets, sum)) = before else {
+                            return true;
+                        };
+                        if point.count == count {
+                            return false;
+                        }
+                        point.count -= count;
+                        point.sum -= sum;
+                        for (now, before) in point.bucket_counts.iter_mut().zip(buckets) {
+                            *now -= before;
+                        }
+                        true
+                    });
+                }
+                scope.metrics.retain(|m| !m.is_empty());
+                (!scope.metrics.is_empty()).then_some(scope)
+            })
+            .collect();
+        (scopes, start)
+    }
+}

@@ -1,0 +1,116 @@
+//! How a push exporter gets the owned series of each export: the reporting
+//! wrapper reads the registry as the export starts (in delta, what each
+//! series gained since the last export) and leaves the batch where the
+//! exporter's transport picks it up, once per attempt.
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::SystemTime;
+
+use opentelemetry::metrics::MeterProvider as _;
+use opentelemetry::InstrumentationScope;
+use opentelemetry_sdk::metrics::{SdkMeterProvider, Temporality};
+
+use super::{Delta, OwnedScope, Registry};
+
+/// The scope of the one SDK instrument a push pipeline with owned series
+/// adds: the SDK's periodic reader skips an export when the SDK itself
+/// collected nothing, so this gauge keeps every export coming. Exporters
+/// drop the scope; it is never sent.
+pub const KEEPALIVE_SCOPE: &str = "nemo_lens.owned.keepalive";
+
+/// Registers the keep-alive gauge on `provider`.
+pub(crate) fn keep_exports_coming(provider: &SdkMeterProvider) {
+    let _gauge = provider
+        .meter_with_scope(InstrumentationScope::builder(KEEPALIVE_SCOPE).build())
+        .u64_observable_gauge("nemo_lens.owned.keepalive")
+        .with_callback(|observer| observer.observe(1, &[]))
+        .build();
+}
+
+/// The owned series of one export.
+#[derive(Debug, Clone, Default)]
+pub struct Batch {
+    /// The series, by scope.
+    pub scopes: Vec<OwnedScope>,
+    /// Where the interval (delta) or the series (cumulative) started.
+    pub start: Option<SystemTime>,
+    /// When they were read.
+    pub time: Option<SystemTime>,
+    /// How the values are to be read.
+    pub delta: bool,
+}
+
+/// The batch of the export under way, shared by the reporting wrapper (which
+/// fills it) and the transport (which reads it on every attempt).
+#[derive(Debug, Default)]
+pub struct Pending(Mutex<Batch>);
+
+impl Pending {
+    /// The batch of the export under way.
+    pub fn batch(&self) -> Batch {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    fn set(&self, batch: Batch) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = batch;
+    }
+}
+
+/// Reads a registry for a push exporter of a given temporality.
+#[derive(Debug)]
+#[cfg_attr(not(any(feature = "otlp", feature = "console")), allow(dead_code))]
+pub(crate) struct Feed {
+    registry: Arc<Registry>,
+    delta: Option<Mutex<Delta>>,
+    pending: Arc<Pending>,
+}
+
+#[cfg_attr(not(any(feature = "otlp", feature = "console")), allow(dead_code))]
+impl Feed {
+    pub(crate) fn new(registry: Arc<Registry>, temporality: Temporality) -> (Self, Arc<Pending>) {
+        let pending = Arc::new(Pending::default());
+        let delta = (temporality == Temporality::Delta)
+            .then(|| Mutex::new(Delta::new(registry.start_time())));
+        (
+            Feed {
+                registry,
+                delta,
+                pending: Arc::clone(&pending),
+            },
+            pending,
+        )
+    }
+
+    /// Reads the registry for the export about to start; returns the
+    /// scopes too, for the overflow check.
+    pub(crate) fn prepare(&self) -> Vec<OwnedScope> {
+        let now = SystemTime::now();
+        let read = self.registry.collect(self.delta.is_some());
+        let batch = match &self.delta {
+            Some(delta) => {
+                let (scopes, start) = delta
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .apply(read, now);
+                Batch {
+                    scopes,
+                    start: Some(start),
+                    time: Some(now),
+                    delta: true,
+                }
+            }
+            None => Batch {
+                scopes: read,
+                start: Some(self.registry.start_time()),
+                time: Some(now),
+                delta: false,
+            },
+        };
+        let scopes = batch.scopes.clone();
+        self.pending.set(batch);
+        scopes
+    }
+}

@@ -1,0 +1,130 @@
+//! The owned instruments of one meter provider, found by scope and name.
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::SystemTime;
+
+use opentelemetry::InstrumentationScope;
+
+use super::collected::{OwnedMetric, OwnedScope};
+
+/// What the registry asks of every owned instrument at a collection.
+pub(crate) trait Collect: Send + Sync + 'static {
+    fn scope(&self) -> &InstrumentationScope;
+    /// Every series now; with `reset_extremes`, minimum and maximum start
+    /// over (a delta reader's interval).
+    fn collect(&self, reset_extremes: bool) -> Option<OwnedMetric>;
+}
+
+type Key = (String, Option<String>, String);
+
+/// The owned instruments of one meter provider. One instrument per scope and
+/// name (compared without case, as the SDK does): building it again returns
+/// the same series.
+pub struct Registry {
+    start: SystemTime,
+    instruments: Mutex<Instruments>,
+}
+
+#[derive(Default)]
+struct Instruments {
+    by_key: HashMap<Key, Arc<dyn Any + Send + Sync>>,
+    in_order: Vec<Arc<dyn Collect>>,
+}
+
+impl Registry {
+    /// An empty registry; cumulative series start now.
+    pub fn new() -> Arc<Self> {
+        Arc::new(Registry {
+            start: SystemTime::now(),
+            instruments: Mutex::default(),
+        })
+    }
+
+    /// When the registry was made: the start time of its cumulative series.
+    pub fn start_time(&self) -> SystemTime {
+        self.start
+    }
+
+    /// The instrument `name` of `scope`, made with `make` unless one of
+    /// that type exists.
+    pub(crate) fn instrument<I: Collect + Any>(
+        &self,
+        scope: &InstrumentationScope,
+        name: &str,
+        make: impl FnOnce() -> Arc<I>,
+    ) -> Arc<I> {
+        let key = (
+            scope.name().to_owned(),
+            scope.version().map(str::to_owned),
+            name.to_ascii_lowercase(),
+        );
+        let mut instruments = self
+            .instruments
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(existing) = instruments.by_key.get(&key) {
+            if let Ok(same) = Arc::clone(existing).downcast::<I>() {
+                return same;
+            }
+        }
+        let made = make();
+        instruments
+            .by_key
+            .insert(key, Arc::clone(&made) as Arc<dyn Any + Send + Sync>);
+        instruments
+            .in_order
+            .push(Arc::clone(&made) as Arc<dyn Collect>);
+        made
+    }
+
+    /// Every owned series now, by scope in the order scopes first appeared.
+    /// `reset_extremes` is for a delta reader: minimum and maximum start
+    /// over after this reading.
+    pub fn collect(&self, reset_extremes: bool) -> Vec<OwnedScope> {
+        let instruments: Vec<Arc<dyn Collect>> = self
+            .instruments
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .in_order
+            .clone();
+        let mut scopes: Vec<OwnedScope> = Vec::new();
+        for instrument in instruments {
+            let Some(metric) = instrument.collect(reset_extremes) else {
+                continue;
+            };
+            match scopes.iter_mut().find(|s| &s.scope == instrument.scope()) {
+                Some(scope) => scope.metrics.push(metric),
+                None => scopes.push(OwnedScope {
+                    scope: instrument.scope().clone(),
+                    metrics: vec![metric],
+                }),
+            }
+        }
+        scopes
+    }
+
+    /// How many owned instruments the registry holds.
+    pub fn len(&self) -> usize {
+        self.instruments
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .in_order
+            .len()
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl fmt::Debug for Registry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Registry")
+            .field("instruments", &self.len())
+            .finish_non_exhaustive()
+    }
+}
