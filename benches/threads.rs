@@ -89,6 +89,10 @@ struct ExpLatency {
 
 /// How one row records: `work(thread, i)` is one record by `thread`.
 type Work<'a> = Box<dyn Fn(usize, u64) + Sync + 'a>;
+/// One record through a `metrics` handle.
+type Handle = Box<dyn Fn(u64) + Send + Sync>;
+/// Registers a `metrics` handle for a key.
+type Register<'a> = &'a dyn Fn(&Key) -> Handle;
 
 struct Row<'a> {
     name: &'static str,
@@ -218,27 +222,25 @@ fn main() {
     let key = |name: &'static str, series: &str| {
         Key::from_parts(name, vec![Label::new("series", series.to_owned())])
     };
-    let handles = |name: &'static str,
-                   shared: bool,
-                   register: &dyn Fn(&Key) -> Box<dyn Fn(u64) + Send + Sync>| {
+    let handles = |name: &'static str, shared: bool, register: Register<'_>| {
         (0..max)
             .map(|t| register(&key(name, &series(shared, t))))
             .collect::<Vec<_>>()
     };
     let counter_of = |recorder: &'static dyn Recorder| {
-        move |k: &Key| -> Box<dyn Fn(u64) + Send + Sync> {
+        move |k: &Key| -> Handle {
             let c = recorder.register_counter(k, metadata);
             Box::new(move |_| c.increment(1))
         }
     };
     let gauge_of = |recorder: &'static dyn Recorder| {
-        move |k: &Key| -> Box<dyn Fn(u64) + Send + Sync> {
+        move |k: &Key| -> Handle {
             let g = recorder.register_gauge(k, metadata);
             Box::new(move |i| g.set((i & 1023) as f64))
         }
     };
     let histogram_of = |recorder: &'static dyn Recorder| {
-        move |k: &Key| -> Box<dyn Fn(u64) + Send + Sync> {
+        move |k: &Key| -> Handle {
             let h = recorder.register_histogram(k, metadata);
             Box::new(move |i| h.record(VALUES[(i & 7) as usize]))
         }
@@ -351,9 +353,7 @@ fn main() {
         own: Box::new(move |t, _| sdk_histogram.record(0.42, &own_attributes[t])),
     });
 
-    let recorded = |name: &'static str,
-                    shared: Vec<Box<dyn Fn(u64) + Send + Sync>>,
-                    own: Vec<Box<dyn Fn(u64) + Send + Sync>>| Row {
+    let recorded = |name: &'static str, shared: Vec<Handle>, own: Vec<Handle>| Row {
         name,
         shared: Box::new(move |t, i| shared[t](i)),
         own: Box::new(move |t, i| own[t](i)),

@@ -56,7 +56,7 @@ impl ExponentialBuckets {
         let offset = self.offset.rem_euclid(steps);
         for i in 1..self.counts.len() {
             let idx = i + offset as usize;
-            if idx % steps as usize == 0 {
+            if idx.is_multiple_of(steps as usize) {
                 self.counts[idx / steps as usize] = self.counts[i];
             } else {
                 self.counts[idx / steps as usize] += self.counts[i];

@@ -202,7 +202,7 @@ fn the_last_value_is_the_last_written() {
 #[test]
 fn the_stripe_limit_is_a_power_of_two_within_the_bound() {
     let limit = stripe_limit();
-    assert!(limit.is_power_of_two() && limit <= MAX_STRIPES && limit >= 2);
+    assert!(limit.is_power_of_two() && (2..=MAX_STRIPES).contains(&limit));
 }
 
 /// Log-spread values, negative and zero among them, from a fixed seed.
