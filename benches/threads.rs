@@ -285,6 +285,17 @@ fn main() {
         shared: Box::new(move |t, _| shared_sets[t].3.record(meter)),
         own: Box::new(move |t, _| own_sets[t].3.record(meter)),
     });
+    let raw = keep(nemo_lens::cells::ExponentialHistogram::<f64>::new(160, 20));
+    let raw_own: &'static Vec<_> = keep(
+        (0..max)
+            .map(|_| nemo_lens::cells::ExponentialHistogram::<f64>::new(160, 20))
+            .collect(),
+    );
+    rows.push(Row {
+        name: "cells exponential",
+        shared: Box::new(move |_, _| raw.record(0.42)),
+        own: Box::new(move |t, _| raw_own[t].record(0.42)),
+    });
     let rl = RlMetrics::default()
         .reward_mean(0.75)
         .policy_loss(0.3)

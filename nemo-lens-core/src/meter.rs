@@ -115,6 +115,21 @@ impl Meter {
         )
     }
 
+    /// A meter on `otel` (of `scope`, from the same provider) whose owned
+    /// series go to this meter's registry; for the metrics bridge.
+    pub(crate) fn with_scope(
+        &self,
+        otel: opentelemetry::metrics::Meter,
+        scope: opentelemetry::InstrumentationScope,
+    ) -> Self {
+        let owned = self.inner.owned.as_ref().map(|owned| OwnedContext {
+            registry: Arc::clone(&owned.registry),
+            scope,
+            streams: Arc::clone(&owned.streams),
+        });
+        Self::with_state(otel, self.inner.enabled, SemconvOptIn::none(), owned)
+    }
+
     /// The semantic-convention opt-in this meter's sets follow.
     #[inline]
     pub fn semconv_opt_in(&self) -> &SemconvOptIn {

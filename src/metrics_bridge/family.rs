@@ -7,7 +7,9 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
 use metrics::Unit;
-use opentelemetry::metrics::{Histogram, Meter, ObservableCounter, ObservableGauge};
+use nemo_lens_core::owned::Histogram;
+use nemo_lens_core::Meter;
+use opentelemetry::metrics::{ObservableCounter, ObservableGauge};
 
 use super::handles::{CounterSeries, GaugeSeries, HistogramSeries, Idles, SeriesKey};
 use super::names::ucum;
@@ -191,6 +193,7 @@ impl NewInstrument<'_> {
         let weak: Weak<Observed<CounterSeries>> = Arc::downgrade(&observed);
         let mut builder = self
             .meter
+            .otel()
             .u64_observable_counter(self.otel_name.clone())
             .with_description(self.description());
         if let Some(unit) = self.unit() {
@@ -224,6 +227,7 @@ impl NewInstrument<'_> {
         let weak: Weak<Observed<GaugeSeries>> = Arc::downgrade(&observed);
         let mut builder = self
             .meter
+            .otel()
             .f64_observable_gauge(self.otel_name.clone())
             .with_description(self.description());
         if let Some(unit) = self.unit() {

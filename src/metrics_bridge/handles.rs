@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use metrics::{CounterFn, GaugeFn, HistogramFn};
 use nemo_lens_core::cells::Sum;
-use opentelemetry::metrics::BoundHistogram;
+use nemo_lens_core::owned::BoundHistogram;
 use opentelemetry::KeyValue;
 
 use super::summary::SummarySeries;

@@ -10,8 +10,8 @@ use arc_swap::ArcSwap;
 use metrics::{Counter, Gauge, Histogram, Key, KeyName, Metadata, Recorder, SharedString, Unit};
 use metrics_util::{MetricKind, MetricKindMask};
 use nemo_lens_core::export::bridge::{cardinality_limit, BridgeState, SummaryFamily};
+use nemo_lens_core::Meter;
 use nemo_lens_core::{HistogramAggregation, TelemetryHandle};
-use opentelemetry::metrics::Meter;
 use opentelemetry::KeyValue;
 
 use super::family::{

@@ -310,6 +310,8 @@ type Cell<T> = Mutex<State<T>>;
 /// assert_eq!((snapshot.count, snapshot.sum), (4, 3.75));
 /// assert_eq!(snapshot.positive.counts.iter().sum::<u64>(), 4);
 /// ```
+// Cache lines of its own, as `Sum`.
+#[repr(align(128))]
 pub struct ExponentialHistogram<T: CellValue> {
     max_size: i32,
     max_scale: i8,

@@ -19,6 +19,8 @@ use super::CellValue;
 /// depth.record(7);
 /// assert_eq!(depth.value(), 7);
 /// ```
+// A cache line of its own, as `Sum`.
+#[repr(align(64))]
 pub struct LastValue<T: CellValue> {
     bits: AtomicU64,
     value: PhantomData<T>,

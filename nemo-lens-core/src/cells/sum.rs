@@ -25,6 +25,10 @@ pub(crate) const ATTEMPTS: usize = 3;
 /// });
 /// assert_eq!(tokens.value(), 8000);
 /// ```
+// A cache line of its own: two series recorded by two threads must not
+// share one, or each write takes the line from the other (false sharing,
+// which no compare-and-swap fails on, so it would never stripe).
+#[repr(align(64))]
 pub struct Sum<T: CellValue> {
     base: AtomicU64,
     stripes: Stripes<AtomicU64>,

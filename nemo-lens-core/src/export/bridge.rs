@@ -55,10 +55,7 @@ fn instances() -> &'static Instances {
 /// The meter a bridge builds its instruments on: `handle`'s provider under
 /// [`SCOPE`], with an [`INSTANCE_ATTRIBUTE`] by which the exposition finds
 /// `state` for as long as it lives; `None` when the handle records nothing.
-pub fn meter(
-    handle: &TelemetryHandle,
-    state: Weak<dyn BridgeState>,
-) -> Option<opentelemetry::metrics::Meter> {
+pub fn meter(handle: &TelemetryHandle, state: Weak<dyn BridgeState>) -> Option<crate::Meter> {
     static NEXT: AtomicI64 = AtomicI64::new(0);
     let active = handle.active.as_ref()?;
     let instance = NEXT.fetch_add(1, Ordering::Relaxed);
@@ -67,14 +64,13 @@ pub fn meter(
         instances.retain(|_, state| state.strong_count() > 0);
         instances.insert(instance, state);
     }
-    Some(
-        active.provider.meter_with_scope(
-            InstrumentationScope::builder(SCOPE)
-                .with_version(env!("CARGO_PKG_VERSION"))
-                .with_attributes([KeyValue::new(INSTANCE_ATTRIBUTE, instance)])
-                .build(),
-        ),
-    )
+    let scope = InstrumentationScope::builder(SCOPE)
+        .with_version(env!("CARGO_PKG_VERSION"))
+        .with_attributes([KeyValue::new(INSTANCE_ATTRIBUTE, instance)])
+        .build();
+    let otel = active.provider.meter_with_scope(scope.clone());
+    // Histograms in nemo-lens's cells when the handle's exporters read them.
+    Some(handle.meter.with_scope(otel, scope))
 }
 
 /// The state of the bridge whose instruments `scope` holds, if it is a

@@ -39,30 +39,23 @@ pub fn overflowing_instruments() -> Vec<String> {
 /// Notes every instrument of `metrics` with an overflow series, warning
 /// through `tracing` the first time each one does.
 pub(crate) fn note(metrics: &ResourceMetrics, owned: &[crate::owned::OwnedScope]) {
-    let owned_overflowing = owned
-        .iter()
-        .flat_map(|scope| &scope.metrics)
-        .filter(|metric| {
-            metric.totals().iter().any(|(attributes, _, _)| {
+    for scope in owned {
+        for metric in &scope.metrics {
+            let overflowed = metric.totals().iter().any(|(attributes, _, _)| {
                 attributes
                     .iter()
                     .any(|kv| kv.key.as_str() == OVERFLOW_ATTRIBUTE)
-            })
-        });
-    for metric in owned_overflowing {
-        warn_once(metric.name.clone());
+            });
+            if overflowed {
+                warn_once(warned_name(scope.scope.name(), &metric.name));
+            }
+        }
     }
     for (scope, metric) in metrics
         .scope_metrics()
         .flat_map(|scope| scope.metrics().map(move |metric| (scope.scope(), metric)))
     {
-        // Bridged instruments are warned about under the name their users
-        // wrote (and their dashboards query), not the OpenTelemetry one.
-        let name = if scope.name() == crate::export::bridge::SCOPE {
-            crate::export::bridge::prometheus_name(metric.name())
-        } else {
-            metric.name().to_owned()
-        };
+        let name = warned_name(scope.name(), metric.name());
         let overflowed = match metric.data() {
             AggregatedMetrics::F64(data) => has_overflow(data),
             AggregatedMetrics::U64(data) => has_overflow(data),
@@ -71,6 +64,16 @@ pub(crate) fn note(metrics: &ResourceMetrics, owned: &[crate::owned::OwnedScope]
         if overflowed {
             warn_once(name);
         }
+    }
+}
+
+/// Bridged instruments are warned about under the name their users wrote
+/// (and their dashboards query), not the OpenTelemetry one.
+fn warned_name(scope: &str, instrument: &str) -> String {
+    if scope == crate::export::bridge::SCOPE {
+        crate::export::bridge::prometheus_name(instrument)
+    } else {
+        instrument.to_owned()
     }
 }
 

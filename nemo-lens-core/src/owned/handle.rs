@@ -46,8 +46,11 @@ impl OwnedContext {
         {
             return Some(overridden.boundaries.as_slice().into());
         }
-        let aggregation =
-            pinned_histogram_aggregation(name).unwrap_or(self.streams.histogram_aggregation);
+        // As the provider's view decides: a bridge's own choice first.
+        let aggregation = crate::export::bridge::state(&self.scope)
+            .and_then(|bridge| bridge.histogram_aggregation(name))
+            .or_else(|| pinned_histogram_aggregation(name))
+            .unwrap_or(self.streams.histogram_aggregation);
         (aggregation == HistogramAggregation::ExplicitBucket)
             .then(|| declared.unwrap_or(&DEFAULT_BOUNDS).into())
     }

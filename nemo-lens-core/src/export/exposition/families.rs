@@ -128,6 +128,7 @@ pub(crate) fn families(
         .clone();
     // Summaries of the bridges whose instruments this collection holds.
     let mut summaries: Vec<(crate::export::bridge::SummaryFamily, Option<String>)> = Vec::new();
+    let mut summarised_scopes: Vec<&InstrumentationScope> = Vec::new();
     for scope_metrics in metrics.scope_metrics() {
         // Series of the `metrics` facade keep the names and labels
         // `metrics-exporter-prometheus` gives them: dashboards query those.
@@ -196,15 +197,35 @@ pub(crate) fn families(
             let help = bridge_help(&summary.name);
             (summary, help)
         }));
+        if bridged {
+            summarised_scopes.push(scope_metrics.scope());
+        }
     }
     // Series nemo-lens keeps in its own cells, beside the SDK's.
     for scope in owned {
-        let mut extra = scope_labels(&scope.scope);
+        let bridged = scope.scope.name() == crate::export::bridge::SCOPE;
+        let bridge = crate::export::bridge::state(&scope.scope);
+        let bridge_help = |name: &str| bridge.as_ref().and_then(|b| b.help(name));
+        let summarised: Vec<crate::export::bridge::SummaryFamily> =
+            bridge.as_ref().map(|b| b.summaries()).unwrap_or_default();
+        let mut extra = if bridged {
+            Vec::new()
+        } else {
+            scope_labels(&scope.scope)
+        };
         extra.extend(resource_labels.iter().cloned());
         for metric in &scope.metrics {
-            let name =
-                nemo_lens_naming::rules::prometheus_family(&metric.name, &metric.unit, false);
-            let help = match known.families.get(&name) {
+            // A bridged name as `metrics-exporter-prometheus` writes it.
+            let name = if bridged {
+                crate::export::bridge::prometheus_name(&metric.name)
+            } else {
+                nemo_lens_naming::rules::prometheus_family(&metric.name, &metric.unit, false)
+            };
+            // Its summary stands for it on this endpoint.
+            if summarised.iter().any(|s| s.name == name) {
+                continue;
+            }
+            let help = match known.families.get_mut(&name) {
                 Some((existing, _)) if *existing != Kind::Histogram => {
                     tracing::warn!(
                         target: "nemo_lens",
@@ -214,9 +235,16 @@ pub(crate) fn families(
                     );
                     continue;
                 }
+                // A facade description may arrive after the first scrape.
+                Some((_, help)) if bridged && help.is_empty() => {
+                    if let Some(described) = bridge_help(&name) {
+                        *help = described;
+                    }
+                    help.clone()
+                }
                 Some((_, help)) => help.clone(),
                 None => {
-                    let help = metric.description.clone();
+                    let help = bridge_help(&name).unwrap_or_else(|| metric.description.clone());
                     known
                         .families
                         .insert(name.clone(), (Kind::Histogram, help.clone()));
@@ -250,6 +278,13 @@ pub(crate) fn families(
                 })
                 .metrics
                 .extend(series);
+        }
+        // A bridge whose instruments are all owned histograms.
+        if bridged && !summarised_scopes.contains(&&scope.scope) {
+            summaries.extend(summarised.into_iter().map(|summary| {
+                let help = bridge_help(&summary.name);
+                (summary, help)
+            }));
         }
     }
     for (summary, help) in summaries {
