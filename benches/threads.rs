@@ -24,7 +24,6 @@ use nemo_lens::instruments::rl::RlMetrics;
 use nemo_lens::instruments::{InferenceMetrics, InferenceRequest};
 use nemo_lens::metrics_bridge::MetricsBridge;
 use nemo_lens::opentelemetry::KeyValue;
-use nemo_lens::opentelemetry_sdk::metrics::ManualReader;
 use nemo_lens::testing::Capture;
 use nemo_lens::{EnvLookup, Instruments, Meter, NemoLensConfig, SetupOptions};
 
@@ -207,14 +206,19 @@ fn main() {
 
     // What the bridge replaces, and the bridge itself.
     let exporter = PrometheusBuilder::new().build_recorder();
-    let config =
-        NemoLensConfig::from_lookup(EnvLookup::from_pairs([("NEMO_LENS_ENABLED", "true")]))
-            .expect("config");
+    let config = NemoLensConfig::from_lookup(EnvLookup::from_pairs([
+        ("NEMO_LENS_ENABLED", "true"),
+        // The exporter setup builds (its scrapes read the bridge's
+        // cells), on a port of the system's choosing.
+        ("NEMO_LENS_EXPORTER", "prometheus"),
+        ("OTEL_EXPORTER_PROMETHEUS_HOST", "127.0.0.1"),
+        ("OTEL_EXPORTER_PROMETHEUS_PORT", "0"),
+    ]))
+    .expect("config");
     let telemetry = SetupOptions::new()
         .env(EnvLookup::from_pairs::<&str, &str>([]))
         .probe_gpus(false)
         .set_global(false)
-        .metric_reader(ManualReader::builder().build())
         .setup(&config, 0, 1)
         .expect("setup");
     let bridge = MetricsBridge::new().build(&telemetry);

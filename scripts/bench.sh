@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 raw=$(mktemp)
 trap 'rm -f "$raw"' EXIT
-cargo bench --features openai --bench record --bench request --bench openai_layer --bench threads --bench memory --bench aggregation --bench groups --bench declared_types 2>/dev/null | tee "$raw" >&2
+cargo bench --features openai --bench record --bench request --bench openai_layer --bench threads --bench scrape --bench memory --bench aggregation --bench groups --bench declared_types 2>/dev/null | tee "$raw" >&2
 python3 scripts/bench_report.py "$raw"
 # The metrics facade bridge times two recorders on one and two threads with
 # a harness of its own, which prints its table itself.

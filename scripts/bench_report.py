@@ -63,7 +63,7 @@ def main():
             print(f"\nCache look-up in `record` over `record_with`, {group}: {lookup:.1f} ns", end="")
     print("\n")
     for line in raw:
-        if line.startswith(("threads:", "memory:")):
+        if line.startswith(("threads:", "memory:", "scrape:")):
             print(f"- {line}")
 
 

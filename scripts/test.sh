@@ -9,7 +9,8 @@
 #     receivers built on the official protobuf definitions, and the fault
 #     suite (nemo-lens-core/tests/faults/: slow and hostile scrapers,
 #     dead/hanging/rejecting receivers, a wrong CA);
-#  3. scripts/e2e.sh: a real Prometheus scraping the demo, NVIDIA's aiperf
+#  3. the cells' concurrency protocol, model-checked with loom;
+#  4. scripts/e2e.sh: a real Prometheus scraping the demo, NVIDIA's aiperf
 #     driving the example OpenAI server, plus the OTLP outage tests. A suite
 #     whose tools could not be installed is named with the reason; with CI
 #     set, that fails the run.
@@ -18,4 +19,8 @@ cd "$(dirname "$0")/.."
 # Prometheus, promtool and aiperf first: some of the cargo tests use them too.
 scripts/deps.sh
 cargo test --workspace --all-features
+# The cells' protocol under loom's model checker (its own target directory:
+# the cfg changes every fingerprint).
+RUSTFLAGS="--cfg nemo_lens_loom" cargo test -p nemo-lens-core --lib cells \
+    --target-dir target/loom
 scripts/e2e.sh

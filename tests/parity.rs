@@ -8,9 +8,10 @@ mod support;
 use nemo_lens::instruments::gym::GymMetrics;
 use nemo_lens::instruments::rl::RlMetrics;
 use nemo_lens::instruments::{GenAiAttributes, InferenceMetrics};
-use nemo_lens::{Descriptor, InstrumentKind, Instruments, SemconvOptIn, ValueType};
+use nemo_lens::testing::Capture;
+use nemo_lens::{Descriptor, InstrumentKind, Instruments, Meter, SemconvOptIn, ValueType};
 use serde_json::Value as Json;
-use support::{Harness, Value};
+use support::{Harness, Point, Value};
 
 fn load(file: &str) -> Json {
     let path = format!("{}/tests/data/{file}", env!("CARGO_MANIFEST_DIR"));
@@ -26,7 +27,7 @@ fn u64_arg(call: &Json, key: &str) -> Option<u64> {
 }
 
 /// The reference calls, replayed through the Rust sets.
-fn replay(reference: &Json, harness: &Harness) {
+fn replay(reference: &Json, meter: &Meter) {
     let calls = &reference["calls"];
     let inference = &calls["record_inference_metrics"];
     InferenceMetrics {
@@ -39,7 +40,7 @@ fn replay(reference: &Json, harness: &Harness) {
         },
         ..Default::default()
     }
-    .record(&harness.meter);
+    .record(meter);
 
     let rl = &calls["record_rl_metrics"];
     RlMetrics {
@@ -53,7 +54,7 @@ fn replay(reference: &Json, harness: &Harness) {
         rollout_duration_ms: f64_arg(rl, "rollout_duration_ms"),
         ..Default::default()
     }
-    .record(&harness.meter);
+    .record(meter);
 
     let gym = &calls["record_gym_metrics"];
     GymMetrics {
@@ -63,7 +64,7 @@ fn replay(reference: &Json, harness: &Harness) {
         verify_success_rate: f64_arg(gym, "verify_success_rate"),
         active_servers: u64_arg(gym, "active_servers"),
     }
-    .record(&harness.meter);
+    .record(meter);
 }
 
 fn semconv_buckets(name: &str) -> Vec<f64> {
@@ -96,7 +97,7 @@ fn counts_for(value: f64, bounds: &[f64]) -> Vec<u64> {
 fn every_reference_point_is_exported_identically() {
     let reference = load("nemo-lens-0.1.0-points.json");
     let harness = Harness::new();
-    replay(&reference, &harness);
+    replay(&reference, &harness.meter);
     let points = harness.points();
 
     let expected_metrics = reference["metrics"].as_array().unwrap();
@@ -287,4 +288,50 @@ fn descriptors_match_every_python_instrument() {
         (19, 18),
         "19 measurements of 18 instruments"
     );
+}
+
+/// The meter `setup_telemetry` gives keeps its series in nemo-lens's cells
+/// (a capture's does too): the same calls give the same series, values and
+/// counts there as through the SDK's own instruments, which the test above
+/// holds to the Python dump.
+#[test]
+fn series_in_nemo_lens_cells_export_what_the_sdks_instruments_do() {
+    let reference = load("nemo-lens-0.1.0-points.json");
+    let harness = Harness::new();
+    replay(&reference, &harness.meter);
+    let capture = Capture::new();
+    replay(&reference, capture.meter());
+    let points = harness.points();
+    assert!(points.len() > 10, "{points:#?}");
+    let labelled = |p: &Point| -> Vec<(String, String)> {
+        p.attributes
+            .iter()
+            .map(|(k, v)| (k.clone(), v.to_string()))
+            .collect()
+    };
+    for point in &points {
+        let attributes = labelled(point);
+        let pairs: Vec<(&str, &str)> = attributes
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        let name = point.name.as_str();
+        match &point.value {
+            Value::Number(n) if point.kind == "Gauge" => {
+                assert_eq!(capture.last_value(name, &pairs), Some(*n), "{name}")
+            }
+            Value::Number(n) => assert_eq!(capture.sum(name, &pairs), Some(*n), "{name}"),
+            Value::Histogram { count, sum, .. } => {
+                assert_eq!(capture.count(name, &pairs), Some(*count as f64), "{name}");
+                assert_eq!(capture.sum(name, &pairs), Some(*sum), "{name}");
+            }
+        }
+        let mut series: Vec<Vec<(String, String)>> = points
+            .iter()
+            .filter(|p| p.name == point.name)
+            .map(labelled)
+            .collect();
+        series.sort();
+        assert_eq!(capture.attribute_sets(name), series, "{name}");
+    }
 }

@@ -559,3 +559,92 @@ fn works_inside_a_current_thread_tokio_runtime() {
         assert!(TcpListener::bind(addr).is_ok());
     });
 }
+
+/// Every kind of instrument with its series in nemo-lens's cells (the
+/// meter setup gives) scrapes exactly as the SDK's own instrument of the
+/// same kind, unit, description and values: HELP, TYPE, labels (scope and
+/// resource ones included), buckets, sum and count.
+#[test]
+fn owned_series_scrape_exactly_as_the_sdks_instruments() {
+    let _serial = serial();
+    let handle = options().setup(&config("0"), 0, 1).unwrap();
+    let addr = handle.prometheus_addr().unwrap();
+    let (meter, otel) = (&handle.meter, handle.meter.otel());
+    let bounds = vec![0.1, 1.0, 10.0];
+    let attributes = [
+        KeyValue::new("model", "llama"),
+        KeyValue::new("rank", 3_i64),
+    ];
+    for (kind, twin) in [("own", false), ("sdk", true)] {
+        let name = |what: &str| format!("cells.{kind}.{what}");
+        let histogram_of = |what: &str| {
+            if twin {
+                None
+            } else {
+                Some(
+                    meter
+                        .f64_histogram(name(what))
+                        .with_unit("s")
+                        .with_description("Time taken.")
+                        .with_boundaries(bounds.clone())
+                        .build(),
+                )
+            }
+        };
+        let values = [0.05, 0.5, 5.0, 50.0, 0.5];
+        match histogram_of("latency") {
+            Some(owned) => {
+                assert!(matches!(owned, nemo_lens_core::owned::Histogram::Owned(_)));
+                let bound = owned.bind(&attributes);
+                values.iter().for_each(|v| bound.record(*v));
+                let counter = meter
+                    .u64_counter(name("requests"))
+                    .with_unit("{request}")
+                    .build();
+                counter.add(7, &attributes);
+                let gauge = meter
+                    .f64_gauge(name("queue"))
+                    .with_description("Queue.")
+                    .build();
+                gauge.record(3.5, &attributes);
+                let up_down = meter.i64_up_down_counter(name("active")).build();
+                up_down.add(-2, &attributes);
+            }
+            None => {
+                let sdk = otel
+                    .f64_histogram(name("latency"))
+                    .with_unit("s")
+                    .with_description("Time taken.")
+                    .with_boundaries(bounds.clone())
+                    .build();
+                values.iter().for_each(|v| sdk.record(*v, &attributes));
+                otel.u64_counter(name("requests"))
+                    .with_unit("{request}")
+                    .build()
+                    .add(7, &attributes);
+                otel.f64_gauge(name("queue"))
+                    .with_description("Queue.")
+                    .build()
+                    .record(3.5, &attributes);
+                otel.i64_up_down_counter(name("active"))
+                    .build()
+                    .add(-2, &attributes);
+            }
+        }
+    }
+    let body = scrape(addr);
+    let of = |kind: &str| -> Vec<String> {
+        let prefix = format!("cells_{kind}_");
+        let mut lines: Vec<String> = body
+            .lines()
+            .filter(|l| l.contains(&prefix))
+            .map(|l| l.replace(&prefix, "cells_"))
+            .collect();
+        lines.sort();
+        lines
+    };
+    let (own, sdk) = (of("own"), of("sdk"));
+    assert!(own.len() > 12, "{body}");
+    assert_eq!(own, sdk, "{body}");
+    handle.shutdown().unwrap();
+}

@@ -9,15 +9,20 @@
 //! combined at collection (Java's `LongAdder` does the same). A series no two
 //! threads ever write at once keeps its one cell and pays nothing more.
 //!
-//! | cell | uncontended | fully striped (on `n` cores) |
-//! |---|---|---|
-//! | [`Sum`] (counters, up-down counters) | 16 bytes | 16 + 8·s + 128·s bytes |
-//! | [`LastValue`] (gauges) | 8 bytes | never striped: a write that changes nothing is skipped, and the last write wins |
-//! | [`Histogram`] (explicit buckets `b`) | 48 + 8·(b+4) bytes | that + 8·s + s·128·⌈(b+4)/16⌉ bytes |
-//! | [`ExponentialHistogram`] (`k` buckets in use, at most 160 a side) | about 120 + 8·k bytes | that + 8·s + s·(128 + 8·k) bytes |
+//! What one series costs, on `n` cores, with `s` = [`stripe_limit`] (the
+//! smaller of [`MAX_STRIPES`] and `2n` rounded up to a power of two: 4 on
+//! 2 cores, 32 on 16, 64 from 32 cores on) and `w` = the histogram's words
+//! (one more bucket than bounds, plus sum, minimum and maximum):
 //!
-//! where `s` = [`stripe_limit`] = the smaller of [`MAX_STRIPES`] and twice
-//! the number of cores rounded up to a power of two.
+//! | cell | uncontended | each stripe contention adds (at most `s`) |
+//! |---|---|---|
+//! | [`Sum`] (counters, up-down counters) | 64 bytes, a cache line of its own | 128 bytes, plus a table of `8·s` bytes once |
+//! | [`LastValue`] (gauges) | 64 bytes | never striped: a write that changes nothing is skipped, and the last write wins |
+//! | [`Histogram`] (explicit buckets) | 40 bytes and `128·⌈w/16⌉` (256 for the GenAI duration buckets) | `128 + 128·⌈w/16⌉` bytes, plus the table |
+//! | [`ExponentialHistogram`] | 256 bytes and 8 per bucket in use (at most 160 a side) | 128 bytes and 8 per bucket in use, plus the table |
+//!
+//! A stripe is made only where a thread lands after a collision, so two
+//! threads on one series make about two stripes, not `s`.
 //!
 //! Nothing recorded is lost: cells are never reset, so a collection reads a
 //! running total that only the next collection can supersede, and a thread

@@ -359,3 +359,12 @@ fn taking_an_exponential_series_starts_it_over() {
     assert_eq!(second.scale, 20);
     assert_eq!(histogram.take().count, 0);
 }
+
+#[test]
+fn an_uncontended_series_costs_what_the_module_says() {
+    use std::mem::size_of;
+    assert_eq!(size_of::<Sum<u64>>(), 64);
+    assert_eq!(size_of::<LastValue<f64>>(), 64);
+    assert_eq!(size_of::<Histogram<f64>>(), 40);
+    assert_eq!(size_of::<ExponentialHistogram<f64>>(), 256);
+}

@@ -27,51 +27,35 @@ mod sealed {
     impl Sealed for f64 {}
 }
 
-impl CellValue for u64 {
-    const KIND: crate::ValueType = crate::ValueType::U64;
-    const ZERO: Self = 0;
-    const MAX: Self = u64::MAX;
-    const MIN: Self = 0;
-    #[inline]
-    fn to_bits(self) -> u64 {
-        self
-    }
-    #[inline]
-    fn from_bits(bits: u64) -> Self {
-        bits
-    }
-    #[inline]
-    fn add(self, other: Self) -> Self {
-        self.wrapping_add(other)
-    }
-    #[inline]
-    fn to_f64(self) -> f64 {
-        self as f64
-    }
+/// Integers: two's complement bits, wrapping sums.
+macro_rules! integer_cell_value {
+    ($($t:ident => $kind:ident),*) => {$(
+        impl CellValue for $t {
+            const KIND: crate::ValueType = crate::ValueType::$kind;
+            const ZERO: Self = 0;
+            const MAX: Self = $t::MAX;
+            const MIN: Self = $t::MIN;
+            #[inline]
+            fn to_bits(self) -> u64 {
+                self as u64
+            }
+            #[inline]
+            fn from_bits(bits: u64) -> Self {
+                bits as $t
+            }
+            #[inline]
+            fn add(self, other: Self) -> Self {
+                self.wrapping_add(other)
+            }
+            #[inline]
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+        }
+    )*};
 }
 
-impl CellValue for i64 {
-    const KIND: crate::ValueType = crate::ValueType::I64;
-    const ZERO: Self = 0;
-    const MAX: Self = i64::MAX;
-    const MIN: Self = i64::MIN;
-    #[inline]
-    fn to_bits(self) -> u64 {
-        self as u64
-    }
-    #[inline]
-    fn from_bits(bits: u64) -> Self {
-        bits as i64
-    }
-    #[inline]
-    fn add(self, other: Self) -> Self {
-        self.wrapping_add(other)
-    }
-    #[inline]
-    fn to_f64(self) -> f64 {
-        self as f64
-    }
-}
+integer_cell_value!(u64 => U64, i64 => I64);
 
 impl CellValue for f64 {
     const KIND: crate::ValueType = crate::ValueType::F64;

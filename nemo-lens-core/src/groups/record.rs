@@ -7,12 +7,13 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 
-use opentelemetry::metrics::{AsyncInstrument, Counter, Gauge, Histogram, UpDownCounter};
+use opentelemetry::metrics::AsyncInstrument;
 use opentelemetry::{Key, KeyValue};
 
 use super::registry::{lookup, Group};
 use super::spec::{MetricKind, MetricSpec};
 use super::warn::{first, first_of, Trouble};
+use crate::owned::{Counter, Gauge, Histogram, UpDownCounter};
 use crate::Meter;
 
 /// One built instrument of a group.
@@ -117,7 +118,6 @@ fn instruments(meter: &Meter, group: &str) -> Option<Arc<Slot>> {
 }
 
 fn build(meter: &Meter, group: &Arc<Group>) -> GroupInstruments {
-    let otel = meter.otel();
     let attributes: Vec<Arc<SpecAttributes>> = group
         .specs
         .iter()
@@ -127,7 +127,7 @@ fn build(meter: &Meter, group: &Arc<Group>) -> GroupInstruments {
         .specs
         .iter()
         .zip(&attributes)
-        .map(|(spec, attributes)| build_one(otel, spec, attributes))
+        .map(|(spec, attributes)| build_one(meter, spec, attributes))
         .collect();
     GroupInstruments {
         group: Arc::clone(group),
@@ -137,11 +137,7 @@ fn build(meter: &Meter, group: &Arc<Group>) -> GroupInstruments {
     }
 }
 
-fn build_one(
-    otel: &opentelemetry::metrics::Meter,
-    spec: &MetricSpec,
-    attributes: &Arc<SpecAttributes>,
-) -> Built {
+fn build_one(meter: &Meter, spec: &MetricSpec, attributes: &Arc<SpecAttributes>) -> Built {
     let name = spec.name.clone();
     let unit = spec.unit.clone();
     let description = spec.description.clone();
@@ -159,13 +155,14 @@ fn build_one(
     };
     match spec.kind {
         MetricKind::Gauge => Built::Gauge(
-            otel.f64_gauge(name)
+            meter
+                .f64_gauge(name)
                 .with_unit(unit)
                 .with_description(description)
                 .build(),
         ),
         MetricKind::Histogram => {
-            let mut builder = otel
+            let mut builder = meter
                 .f64_histogram(name)
                 .with_unit(unit)
                 .with_description(description);
@@ -175,33 +172,41 @@ fn build_one(
             Built::Histogram(builder.build())
         }
         MetricKind::Counter => Built::Counter(
-            otel.f64_counter(name)
+            meter
+                .f64_counter(name)
                 .with_unit(unit)
                 .with_description(description)
                 .build(),
         ),
         MetricKind::UpDownCounter => Built::UpDownCounter(
-            otel.f64_up_down_counter(name)
+            meter
+                .f64_up_down_counter(name)
                 .with_unit(unit)
                 .with_description(description)
                 .build(),
         ),
         MetricKind::ObservableGauge => Built::Observable(Box::new(
-            otel.f64_observable_gauge(name)
+            meter
+                .otel()
+                .f64_observable_gauge(name)
                 .with_unit(unit)
                 .with_description(description)
                 .with_callback(observe)
                 .build(),
         )),
         MetricKind::ObservableCounter => Built::Observable(Box::new(
-            otel.f64_observable_counter(name)
+            meter
+                .otel()
+                .f64_observable_counter(name)
                 .with_unit(unit)
                 .with_description(description)
                 .with_callback(observe)
                 .build(),
         )),
         MetricKind::ObservableUpDownCounter => Built::Observable(Box::new(
-            otel.f64_observable_up_down_counter(name)
+            meter
+                .otel()
+                .f64_observable_up_down_counter(name)
                 .with_unit(unit)
                 .with_description(description)
                 .with_callback(observe)

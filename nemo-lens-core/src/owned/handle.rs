@@ -78,41 +78,30 @@ pub trait HistogramValue: CellValue {
     ) -> opentelemetry::metrics::Histogram<Self>;
 }
 
-impl HistogramValue for u64 {
-    fn sdk_histogram<'a>(
-        meter: &'a opentelemetry::metrics::Meter,
-        name: Cow<'static, str>,
-    ) -> opentelemetry::metrics::HistogramBuilder<'a, opentelemetry::metrics::Histogram<Self>> {
-        meter.u64_histogram(name)
-    }
+macro_rules! histogram_value {
+    ($($t:ty => $method:ident),*) => {$(
+        impl HistogramValue for $t {
+            fn sdk_histogram<'a>(
+                meter: &'a opentelemetry::metrics::Meter,
+                name: Cow<'static, str>,
+            ) -> opentelemetry::metrics::HistogramBuilder<'a, opentelemetry::metrics::Histogram<Self>>
+            {
+                meter.$method(name)
+            }
 
-    fn build_sdk(
-        builder: opentelemetry::metrics::HistogramBuilder<
-            '_,
-            opentelemetry::metrics::Histogram<Self>,
-        >,
-    ) -> opentelemetry::metrics::Histogram<Self> {
-        builder.build()
-    }
+            fn build_sdk(
+                builder: opentelemetry::metrics::HistogramBuilder<
+                    '_,
+                    opentelemetry::metrics::Histogram<Self>,
+                >,
+            ) -> opentelemetry::metrics::Histogram<Self> {
+                builder.build()
+            }
+        }
+    )*};
 }
 
-impl HistogramValue for f64 {
-    fn sdk_histogram<'a>(
-        meter: &'a opentelemetry::metrics::Meter,
-        name: Cow<'static, str>,
-    ) -> opentelemetry::metrics::HistogramBuilder<'a, opentelemetry::metrics::Histogram<Self>> {
-        meter.f64_histogram(name)
-    }
-
-    fn build_sdk(
-        builder: opentelemetry::metrics::HistogramBuilder<
-            '_,
-            opentelemetry::metrics::Histogram<Self>,
-        >,
-    ) -> opentelemetry::metrics::Histogram<Self> {
-        builder.build()
-    }
-}
+histogram_value!(u64 => u64_histogram, f64 => f64_histogram);
 
 /// A histogram instrument: owned series, or the SDK's.
 pub enum Histogram<T: HistogramValue> {

@@ -106,6 +106,45 @@ pub(crate) struct Known {
     resource_labels: Option<Vec<(String, String)>>,
 }
 
+impl Known {
+    /// The HELP of family `name` of type `kind`: the first seen (a bridged
+    /// family's filled in when its facade description comes after the first
+    /// scrape), else `described` from now on. `None`, with a warning, when
+    /// the name already has another type: the second is not exported.
+    fn help(
+        &mut self,
+        name: &str,
+        kind: Kind,
+        bridged: bool,
+        described: impl FnOnce() -> String,
+        bridge_help: &dyn Fn(&str) -> Option<String>,
+    ) -> Option<String> {
+        match self.families.get_mut(name) {
+            Some((existing, _)) if *existing != kind => {
+                tracing::warn!(
+                    target: "nemo_lens",
+                    metric = %name,
+                    "two instruments give Prometheus metric {name} different types; the \
+                     second is not exported"
+                );
+                None
+            }
+            Some((_, help)) if bridged && help.is_empty() => {
+                if let Some(described) = bridge_help(name) {
+                    *help = described;
+                }
+                Some(help.clone())
+            }
+            Some((_, help)) => Some(help.clone()),
+            None => {
+                let help = described();
+                self.families.insert(name.to_owned(), (kind, help.clone()));
+                Some(help)
+            }
+        }
+    }
+}
+
 /// The families of one collection, sorted by name, each series sorted by
 /// its label values.
 pub(crate) fn families(
@@ -153,30 +192,10 @@ pub(crate) fn families(
             if summarised.iter().any(|s| s.name == name) {
                 continue;
             }
-            let help = match known.families.get_mut(&name) {
-                Some((existing, _)) if *existing != kind => {
-                    tracing::warn!(
-                        target: "nemo_lens",
-                        metric = %name,
-                        "two instruments give Prometheus metric {name} different types; the \
-                         second is not exported"
-                    );
-                    continue;
-                }
-                // A facade description may arrive after the first scrape.
-                Some((_, help)) if bridged && help.is_empty() => {
-                    if let Some(described) = bridge_help(&name) {
-                        *help = described;
-                    }
-                    help.clone()
-                }
-                Some((_, help)) => help.clone(),
-                None => {
-                    let help =
-                        bridge_help(&name).unwrap_or_else(|| metric.description().to_owned());
-                    known.families.insert(name.clone(), (kind, help.clone()));
-                    help
-                }
+            let described =
+                || bridge_help(&name).unwrap_or_else(|| metric.description().to_owned());
+            let Some(help) = known.help(&name, kind, bridged, described, &bridge_help) else {
+                continue;
             };
             let series = series_of(metric, &extra);
             if series.is_empty() {
@@ -225,31 +244,10 @@ pub(crate) fn families(
             if summarised.iter().any(|s| s.name == name) {
                 continue;
             }
-            let help = match known.families.get_mut(&name) {
-                Some((existing, _)) if *existing != Kind::Histogram => {
-                    tracing::warn!(
-                        target: "nemo_lens",
-                        metric = %name,
-                        "two instruments give Prometheus metric {name} different types; the \
-                         second is not exported"
-                    );
-                    continue;
-                }
-                // A facade description may arrive after the first scrape.
-                Some((_, help)) if bridged && help.is_empty() => {
-                    if let Some(described) = bridge_help(&name) {
-                        *help = described;
-                    }
-                    help.clone()
-                }
-                Some((_, help)) => help.clone(),
-                None => {
-                    let help = bridge_help(&name).unwrap_or_else(|| metric.description.clone());
-                    known
-                        .families
-                        .insert(name.clone(), (Kind::Histogram, help.clone()));
-                    help
-                }
+            let described = || bridge_help(&name).unwrap_or_else(|| metric.description.clone());
+            let Some(help) = known.help(&name, Kind::Histogram, bridged, described, &bridge_help)
+            else {
+                continue;
             };
             let labelled = |attributes: &[opentelemetry::KeyValue], value| Series {
                 labels: labels(
