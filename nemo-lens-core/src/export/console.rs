@@ -394,4 +394,83 @@ mod tests {
         assert_eq!(counts.len() as i64, 2 * (1 << scale) + 1);
         assert_eq!(point["negative"]["counts"], json!([]));
     }
+
+    /// Owned histograms, explicit and exponential, are written in the scope
+    /// of their meter exactly as the SDK's instruments of the same data.
+    #[test]
+    fn owned_histograms_are_written_as_the_sdks() {
+        use crate::owned::{OwnedContext, Registry};
+        use crate::telemetry::buckets::Streams;
+        use crate::HistogramAggregation;
+        use opentelemetry_sdk::metrics::reader::MetricReader;
+        use opentelemetry_sdk::metrics::ManualReader;
+
+        #[derive(Debug)]
+        struct Shared(Arc<ManualReader>);
+        impl MetricReader for Shared {
+            fn register_pipeline(&self, p: std::sync::Weak<opentelemetry_sdk::metrics::Pipeline>) {
+                self.0.register_pipeline(p)
+            }
+            fn collect(&self, rm: &mut ResourceMetrics) -> OTelSdkResult {
+                self.0.collect(rm)
+            }
+            fn force_flush(&self) -> OTelSdkResult {
+                self.0.force_flush()
+            }
+            fn shutdown_with_timeout(&self, t: Duration) -> OTelSdkResult {
+                self.0.shutdown_with_timeout(t)
+            }
+            fn temporality(&self, k: opentelemetry_sdk::metrics::InstrumentKind) -> Temporality {
+                self.0.temporality(k)
+            }
+        }
+        for aggregation in HistogramAggregation::ALL {
+            let reader = Arc::new(ManualReader::builder().build());
+            let provider = SdkMeterProvider::builder()
+                .with_reader(Shared(Arc::clone(&reader)))
+                .with_view(crate::telemetry::histogram_view(aggregation))
+                .build();
+            let scope = opentelemetry::InstrumentationScope::builder("nemo.lens").build();
+            let registry = Registry::new();
+            let meter = crate::Meter::with_owned(
+                provider.meter_with_scope(scope.clone()),
+                crate::SemconvOptIn::none(),
+                OwnedContext {
+                    registry: Arc::clone(&registry),
+                    scope,
+                    streams: Arc::new(Streams {
+                        histogram_aggregation: aggregation,
+                        ..Streams::default()
+                    }),
+                },
+            );
+            let sdk = meter
+                .otel()
+                .f64_histogram("sdk.latency")
+                .with_unit("ms")
+                .build();
+            let own = meter.f64_histogram("own.latency").with_unit("ms").build();
+            let attributes = [KeyValue::new("model", "m")];
+            for value in [0.5, 7.0, 70.0, 700.0, -3.0, 0.0] {
+                sdk.record(value, &attributes);
+                own.record(value, &attributes);
+            }
+            let mut collected = ResourceMetrics::default();
+            reader.collect(&mut collected).unwrap();
+            let json = to_json_with(&collected, &registry.collect(false));
+            let scopes = json["scope_metrics"].as_array().unwrap();
+            assert_eq!(scopes.len(), 1, "one scope for both: {json}");
+            let metrics = scopes[0]["metrics"].as_array().unwrap();
+            let find = |name: &str| {
+                let mut metric = metrics
+                    .iter()
+                    .find(|m| m["name"] == name)
+                    .unwrap_or_else(|| panic!("no {name} in {json}"))
+                    .clone();
+                metric["name"] = Json::Null;
+                metric
+            };
+            assert_eq!(find("own.latency"), find("sdk.latency"), "{aggregation}");
+        }
+    }
 }

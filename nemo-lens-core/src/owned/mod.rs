@@ -7,8 +7,9 @@
 //! feeds; each exporter reads the registry beside what the SDK collected, at
 //! the same moment, so both exporters of one provider read the same cells
 //! and nothing is recorded twice. A [`Meter`](crate::Meter) wrapped around
-//! an OpenTelemetry meter of your own has no registry: its instruments are
-//! the SDK's, read by whatever readers you installed.
+//! an OpenTelemetry meter of your own, or set up with a reader of your own
+//! (`SetupOptions::metric_reader`), has no registry: its instruments are the
+//! SDK's, read by whatever readers you installed.
 //!
 //! Owned: histograms, explicit and exponential, which exporters read from
 //! the registry (the SDK has no observable histogram), and counters,
