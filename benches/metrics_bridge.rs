@@ -15,7 +15,8 @@ use std::time::Instant;
 use metrics::{counter, gauge, histogram, Recorder};
 use metrics_exporter_prometheus::{Matcher as PromMatcher, PrometheusBuilder};
 use nemo_lens::metrics_bridge::{Matcher, MetricsBridge};
-use nemo_lens::{EnvLookup, NemoLensConfig, SetupOptions};
+
+mod support;
 
 const OPS: u64 = 2_000_000;
 const ROUNDS: usize = 7;
@@ -65,21 +66,7 @@ fn main() {
     if std::env::args().any(|a| a == "--list") {
         return;
     }
-    let config = NemoLensConfig::from_lookup(EnvLookup::from_pairs([
-        ("NEMO_LENS_ENABLED", "true"),
-        // The exporter setup builds (its scrapes read the bridge's
-        // cells), on a port of the system's choosing.
-        ("NEMO_LENS_EXPORTER", "prometheus"),
-        ("OTEL_EXPORTER_PROMETHEUS_HOST", "127.0.0.1"),
-        ("OTEL_EXPORTER_PROMETHEUS_PORT", "0"),
-    ]))
-    .expect("config");
-    let telemetry = SetupOptions::new()
-        .env(EnvLookup::from_pairs::<&str, &str>([]))
-        .probe_gpus(false)
-        .set_global(false)
-        .setup(&config, 0, 1)
-        .expect("setup");
+    let telemetry = support::serving_telemetry();
     let bridge = MetricsBridge::new()
         .set_buckets_for_metric(Matcher::Suffix("duration_seconds".into()), &BUCKETS)
         .expect("buckets")

@@ -25,7 +25,9 @@ use nemo_lens::instruments::{InferenceMetrics, InferenceRequest};
 use nemo_lens::metrics_bridge::MetricsBridge;
 use nemo_lens::opentelemetry::KeyValue;
 use nemo_lens::testing::Capture;
-use nemo_lens::{EnvLookup, Instruments, Meter, NemoLensConfig, SetupOptions};
+use nemo_lens::{Instruments, Meter};
+
+mod support;
 
 const WINDOW: Duration = Duration::from_millis(200);
 const ROUNDS: usize = 5;
@@ -206,21 +208,7 @@ fn main() {
 
     // What the bridge replaces, and the bridge itself.
     let exporter = PrometheusBuilder::new().build_recorder();
-    let config = NemoLensConfig::from_lookup(EnvLookup::from_pairs([
-        ("NEMO_LENS_ENABLED", "true"),
-        // The exporter setup builds (its scrapes read the bridge's
-        // cells), on a port of the system's choosing.
-        ("NEMO_LENS_EXPORTER", "prometheus"),
-        ("OTEL_EXPORTER_PROMETHEUS_HOST", "127.0.0.1"),
-        ("OTEL_EXPORTER_PROMETHEUS_PORT", "0"),
-    ]))
-    .expect("config");
-    let telemetry = SetupOptions::new()
-        .env(EnvLookup::from_pairs::<&str, &str>([]))
-        .probe_gpus(false)
-        .set_global(false)
-        .setup(&config, 0, 1)
-        .expect("setup");
+    let telemetry = support::serving_telemetry();
     let bridge = MetricsBridge::new().build(&telemetry);
     let metadata: &'static Metadata = keep(Metadata::new("bench", metrics::Level::INFO, None));
     let key = |name: &'static str, series: &str| {

@@ -18,3 +18,23 @@ pub fn provider_builder() -> MeterProviderBuilder {
 pub fn provider() -> SdkMeterProvider {
     provider_builder().build()
 }
+
+/// Telemetry as `setup_telemetry` builds it for a server: a Prometheus
+/// endpoint on a port of the system's choosing, whose scrapes read the
+/// owned series (the metrics bridge's among them).
+pub fn serving_telemetry() -> nemo_lens::TelemetryHandle {
+    use nemo_lens::{EnvLookup, NemoLensConfig, SetupOptions};
+    let config = NemoLensConfig::from_lookup(EnvLookup::from_pairs([
+        ("NEMO_LENS_ENABLED", "true"),
+        ("NEMO_LENS_EXPORTER", "prometheus"),
+        ("OTEL_EXPORTER_PROMETHEUS_HOST", "127.0.0.1"),
+        ("OTEL_EXPORTER_PROMETHEUS_PORT", "0"),
+    ]))
+    .expect("a valid configuration");
+    SetupOptions::new()
+        .env(EnvLookup::from_pairs::<&str, &str>([]))
+        .probe_gpus(false)
+        .set_global(false)
+        .setup(&config, 0, 1)
+        .expect("telemetry set up")
+}

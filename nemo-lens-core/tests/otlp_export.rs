@@ -140,9 +140,6 @@ fn restart_scenario(proto: Proto) {
 
     // Down mid-run.
     receiver.stop();
-    // The receiver's runtime shuts down in the background: a request it was
-    // handling may still land.
-    std::thread::sleep(Duration::from_millis(100));
     let seen = received.count();
     for _ in 0..7 {
         steps.add(1, &train);

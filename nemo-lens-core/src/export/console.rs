@@ -64,8 +64,11 @@ impl PushMetricExporter for ConsoleExporter {
         if self.shut.load(Ordering::Relaxed) {
             return Err(OTelSdkError::AlreadyShutdown);
         }
-        let owned = self.owned.as_ref().map(|p| p.batch()).unwrap_or_default();
-        let mut line = to_json_with(metrics, &owned.scopes).to_string();
+        let json = match &self.owned {
+            Some(pending) => pending.with(|batch| to_json_with(metrics, &batch.scopes)),
+            None => to_json(metrics),
+        };
+        let mut line = json.to_string();
         line.push('\n');
         let mut out = self.out.lock().unwrap_or_else(PoisonError::into_inner);
         out.write_all(line.as_bytes())
@@ -165,15 +168,12 @@ fn owned_json(metric: &OwnedMetric) -> Json {
             points
                 .iter()
                 .map(|p| {
-                    json!({
-                        "attributes": attrs_json(p.attributes.iter()),
-                        "count": p.count,
-                        "sum": num(p.sum),
-                        "min": p.min.map(num),
-                        "max": p.max.map(num),
-                        "bounds": p.bounds.to_vec(),
-                        "bucket_counts": p.bucket_counts,
-                    })
+                    let extremes = (p.min.map(num), p.max.map(num));
+                    let mut point =
+                        histogram_point(p.attributes.iter(), p.count, num(p.sum), extremes);
+                    point.insert("bounds".into(), json!(p.bounds.to_vec()));
+                    point.insert("bucket_counts".into(), json!(p.bucket_counts));
+                    Json::Object(point)
                 })
                 .collect(),
         ),
@@ -184,18 +184,15 @@ fn owned_json(metric: &OwnedMetric) -> Json {
                 .map(|p| {
                     let side =
                         |b: &ExponentialBuckets| json!({ "offset": b.offset, "counts": b.counts });
-                    json!({
-                        "attributes": attrs_json(p.attributes.iter()),
-                        "count": p.count,
-                        "sum": num(p.sum),
-                        "min": p.min.map(num),
-                        "max": p.max.map(num),
-                        "scale": p.scale,
-                        "zero_count": p.zero_count,
-                        "zero_threshold": 0.0,
-                        "positive": side(&p.positive),
-                        "negative": side(&p.negative),
-                    })
+                    let extremes = (p.min.map(num), p.max.map(num));
+                    let mut point =
+                        histogram_point(p.attributes.iter(), p.count, num(p.sum), extremes);
+                    point.insert("scale".into(), json!(p.scale));
+                    point.insert("zero_count".into(), json!(p.zero_count));
+                    point.insert("zero_threshold".into(), json!(0.0));
+                    point.insert("positive".into(), side(&p.positive));
+                    point.insert("negative".into(), side(&p.negative));
+                    Json::Object(point)
                 })
                 .collect(),
         ),
@@ -227,15 +224,13 @@ fn data_json<T: Copy>(data: &MetricData<T>, num: impl Fn(T) -> Json) -> (&'stati
             "histogram",
             h.data_points()
                 .map(|p| {
-                    json!({
-                        "attributes": attrs_json(p.attributes()),
-                        "count": p.count(),
-                        "sum": num(p.sum()),
-                        "min": p.min().map(&num),
-                        "max": p.max().map(&num),
-                        "bounds": p.bounds().collect::<Vec<_>>(),
-                        "bucket_counts": p.bucket_counts().collect::<Vec<_>>(),
-                    })
+                    let extremes = (p.min().map(&num), p.max().map(&num));
+                    let mut point =
+                        histogram_point(p.attributes(), p.count(), num(p.sum()), extremes);
+                    point.insert("bounds".into(), json!(p.bounds().collect::<Vec<_>>()));
+                    let counts = p.bucket_counts().collect::<Vec<_>>();
+                    point.insert("bucket_counts".into(), json!(counts));
+                    Json::Object(point)
                 })
                 .collect(),
         ),
@@ -243,22 +238,36 @@ fn data_json<T: Copy>(data: &MetricData<T>, num: impl Fn(T) -> Json) -> (&'stati
             "exponential_histogram",
             h.data_points()
                 .map(|p| {
-                    json!({
-                        "attributes": attrs_json(p.attributes()),
-                        "count": p.count(),
-                        "sum": num(p.sum()),
-                        "min": p.min().map(&num),
-                        "max": p.max().map(&num),
-                        "scale": p.scale(),
-                        "zero_count": p.zero_count(),
-                        "zero_threshold": p.zero_threshold(),
-                        "positive": buckets_json(p.positive_bucket()),
-                        "negative": buckets_json(p.negative_bucket()),
-                    })
+                    let extremes = (p.min().map(&num), p.max().map(&num));
+                    let count = p.count() as u64;
+                    let mut point = histogram_point(p.attributes(), count, num(p.sum()), extremes);
+                    point.insert("scale".into(), json!(p.scale()));
+                    point.insert("zero_count".into(), json!(p.zero_count()));
+                    point.insert("zero_threshold".into(), json!(p.zero_threshold()));
+                    point.insert("positive".into(), buckets_json(p.positive_bucket()));
+                    point.insert("negative".into(), buckets_json(p.negative_bucket()));
+                    Json::Object(point)
                 })
                 .collect(),
         ),
     }
+}
+
+/// What every histogram point has, of either aggregation, the SDK's or an
+/// owned one; the caller adds its buckets.
+fn histogram_point<'a>(
+    attributes: impl Iterator<Item = &'a KeyValue>,
+    count: u64,
+    sum: Json,
+    (min, max): (Option<Json>, Option<Json>),
+) -> Map<String, Json> {
+    let mut point = Map::new();
+    point.insert("attributes".into(), attrs_json(attributes));
+    point.insert("count".into(), json!(count));
+    point.insert("sum".into(), sum);
+    point.insert("min".into(), json!(min));
+    point.insert("max".into(), json!(max));
+    point
 }
 
 /// Bucket `offset + i` covers `(base^(offset+i), base^(offset+i+1)]` with

@@ -38,19 +38,7 @@ pub fn overflowing_instruments() -> Vec<String> {
 
 /// Notes every instrument of `metrics` with an overflow series, warning
 /// through `tracing` the first time each one does.
-pub(crate) fn note(metrics: &ResourceMetrics, owned: &[crate::owned::OwnedScope]) {
-    for scope in owned {
-        for metric in &scope.metrics {
-            let overflowed = metric.totals().iter().any(|(attributes, _, _)| {
-                attributes
-                    .iter()
-                    .any(|kv| kv.key.as_str() == OVERFLOW_ATTRIBUTE)
-            });
-            if overflowed {
-                warn_once(warned_name(scope.scope.name(), &metric.name));
-            }
-        }
-    }
+pub(crate) fn note(metrics: &ResourceMetrics) {
     for (scope, metric) in metrics
         .scope_metrics()
         .flat_map(|scope| scope.metrics().map(move |metric| (scope.scope(), metric)))
@@ -63,6 +51,22 @@ pub(crate) fn note(metrics: &ResourceMetrics, owned: &[crate::owned::OwnedScope]
         };
         if overflowed {
             warn_once(name);
+        }
+    }
+}
+
+/// [`note`] for nemo-lens's own series.
+pub(crate) fn note_owned(owned: &[crate::owned::OwnedScope]) {
+    for scope in owned {
+        for metric in &scope.metrics {
+            let overflowed = metric.totals().iter().any(|(attributes, _, _)| {
+                attributes
+                    .iter()
+                    .any(|kv| kv.key.as_str() == OVERFLOW_ATTRIBUTE)
+            });
+            if overflowed {
+                warn_once(warned_name(scope.scope.name(), &metric.name));
+            }
         }
     }
 }

@@ -147,12 +147,10 @@ impl<E> ReportingExporter<E> {
 
 impl<E: PushMetricExporter> PushMetricExporter for ReportingExporter<E> {
     async fn export(&self, metrics: &ResourceMetrics) -> OTelSdkResult {
-        let owned = self
-            .feed
-            .as_ref()
-            .map(crate::owned::Feed::prepare)
-            .unwrap_or_default();
-        super::overflow::note(metrics, &owned);
+        if let Some(feed) = &self.feed {
+            feed.prepare();
+        }
+        super::overflow::note(metrics);
         let result = self.inner.export(metrics).await;
         self.report.record(&result, Instant::now());
         result
@@ -178,7 +176,7 @@ pub(crate) struct OverflowWatching<E>(pub(crate) E);
 
 impl<E: PushMetricExporter> PushMetricExporter for OverflowWatching<E> {
     async fn export(&self, metrics: &ResourceMetrics) -> OTelSdkResult {
-        super::overflow::note(metrics, &[]);
+        super::overflow::note(metrics);
         self.0.export(metrics).await
     }
 

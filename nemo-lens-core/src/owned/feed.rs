@@ -46,12 +46,10 @@ pub struct Batch {
 pub struct Pending(Mutex<Batch>);
 
 impl Pending {
-    /// The batch of the export under way.
-    pub fn batch(&self) -> Batch {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+    /// Runs `f` on the batch of the export under way (every attempt of one
+    /// export reads the same batch).
+    pub fn with<R>(&self, f: impl FnOnce(&Batch) -> R) -> R {
+        f(&self.0.lock().unwrap_or_else(PoisonError::into_inner))
     }
 
     fn set(&self, batch: Batch) {
@@ -84,9 +82,9 @@ impl Feed {
         )
     }
 
-    /// Reads the registry for the export about to start; returns the
-    /// scopes too, for the overflow check.
-    pub(crate) fn prepare(&self) -> Vec<OwnedScope> {
+    /// Reads the registry for the export about to start, and says which
+    /// instruments overflowed.
+    pub(crate) fn prepare(&self) {
         let now = SystemTime::now();
         let read = self.registry.collect(self.delta.is_some());
         let batch = match &self.delta {
@@ -109,8 +107,7 @@ impl Feed {
                 delta: false,
             },
         };
-        let scopes = batch.scopes.clone();
+        crate::export::overflow::note_owned(&batch.scopes);
         self.pending.set(batch);
-        scopes
     }
 }

@@ -234,25 +234,27 @@ impl<'a, T: HistogramValue> HistogramBuilder<'a, T> {
             let description = self.description.clone().unwrap_or_default().into_owned();
             let unit = self.unit.clone().unwrap_or_default().into_owned();
             let (registry, scope) = (&owned.registry, &owned.scope);
+            let described = (name.clone(), description, unit);
             return match owned.explicit_bounds(&self.name, self.boundaries.as_deref()) {
                 Some(bounds) => Histogram::Owned(registry.instrument(scope, &name, || {
                     Arc::new(HistogramInstrument::new(
                         scope.clone(),
-                        name.clone(),
-                        description,
-                        unit,
-                        bounds,
+                        described,
                         limit,
+                        move || cells::Histogram::new(Arc::clone(&bounds)),
                     ))
                 })),
                 None => Histogram::OwnedExponential(registry.instrument(scope, &name, || {
                     Arc::new(ExponentialInstrument::new(
                         scope.clone(),
-                        name.clone(),
-                        description,
-                        unit,
-                        (EXPONENTIAL_MAX_SIZE, EXPONENTIAL_MAX_SCALE),
+                        described,
                         limit,
+                        || {
+                            cells::ExponentialHistogram::new(
+                                EXPONENTIAL_MAX_SIZE,
+                                EXPONENTIAL_MAX_SCALE,
+                            )
+                        },
                     ))
                 })),
             };

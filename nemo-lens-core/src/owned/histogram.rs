@@ -1,5 +1,5 @@
-//! An owned explicit-bucket histogram: its series by attribute set, each a
-//! striped [`cells::Histogram`], under the cardinality limit.
+//! Owned histograms, explicit and exponential: their series by attribute
+//! set, each a striped cell, under the cardinality limit.
 
 use std::sync::Arc;
 
@@ -10,35 +10,111 @@ use super::registry::Collect;
 use super::series::SeriesMap;
 use crate::cells::{self, CellValue};
 
-type Series<T> = Arc<cells::Histogram<T>>;
+/// A histogram series of one aggregation, as its instrument reads it.
+pub trait HistogramCell: Send + Sync + 'static {
+    /// The numbers recorded.
+    type Value: CellValue;
+    /// What one series exports.
+    type Point;
+    /// Records one observation.
+    fn record(&self, value: Self::Value);
+    /// The series' point now, `None` while it has no observation; with
+    /// `reset`, for a delta reader, the interval starts over.
+    fn point(&self, attributes: &[KeyValue], reset: bool) -> Option<Self::Point>;
+    /// The points of an instrument, as exported.
+    fn data(points: Vec<Self::Point>) -> OwnedData;
+}
+
+impl<T: CellValue> HistogramCell for cells::Histogram<T> {
+    type Value = T;
+    type Point = HistogramPoint;
+
+    #[inline]
+    fn record(&self, value: T) {
+        cells::Histogram::record(self, value);
+    }
+
+    /// Explicit buckets stay cumulative; a delta reader subtracts
+    /// ([`Delta`](super::Delta)) and only the extremes start over.
+    fn point(&self, attributes: &[KeyValue], reset: bool) -> Option<HistogramPoint> {
+        let snapshot = self.snapshot_and_reset_extremes(reset);
+        (snapshot.count > 0).then(|| HistogramPoint {
+            attributes: attributes.to_vec(),
+            bounds: Arc::clone(self.bounds()),
+            bucket_counts: snapshot.bucket_counts,
+            count: snapshot.count,
+            sum: snapshot.sum.to_f64(),
+            min: snapshot.min.map(CellValue::to_f64),
+            max: snapshot.max.map(CellValue::to_f64),
+        })
+    }
+
+    fn data(points: Vec<HistogramPoint>) -> OwnedData {
+        OwnedData::Explicit(points)
+    }
+}
+
+impl<T: CellValue> HistogramCell for cells::ExponentialHistogram<T> {
+    type Value = T;
+    type Point = ExponentialPoint;
+
+    #[inline]
+    fn record(&self, value: T) {
+        cells::ExponentialHistogram::record(self, value);
+    }
+
+    /// Taken and started over for a delta reader, so each interval has the
+    /// scale its own values need, as the SDK's.
+    fn point(&self, attributes: &[KeyValue], reset: bool) -> Option<ExponentialPoint> {
+        let snapshot = if reset { self.take() } else { self.snapshot() };
+        (snapshot.count > 0).then(|| ExponentialPoint {
+            attributes: attributes.to_vec(),
+            count: snapshot.count,
+            sum: snapshot.sum.to_f64(),
+            min: snapshot.min.map(CellValue::to_f64),
+            max: snapshot.max.map(CellValue::to_f64),
+            scale: snapshot.scale,
+            zero_count: snapshot.zero_count,
+            positive: snapshot.positive,
+            negative: snapshot.negative,
+        })
+    }
+
+    fn data(points: Vec<ExponentialPoint>) -> OwnedData {
+        OwnedData::Exponential(points)
+    }
+}
+
+/// An owned explicit-bucket histogram.
+pub type HistogramInstrument<T> = OwnedHistogram<cells::Histogram<T>>;
+/// An owned base-2 exponential histogram.
+pub type ExponentialInstrument<T> = OwnedHistogram<cells::ExponentialHistogram<T>>;
 
 /// One owned histogram instrument and its series.
-pub struct HistogramInstrument<T: CellValue> {
+pub struct OwnedHistogram<C: HistogramCell> {
     scope: InstrumentationScope,
     name: String,
     description: String,
     unit: String,
-    bounds: Arc<[f64]>,
-    series: SeriesMap<cells::Histogram<T>>,
+    fresh: Box<dyn Fn() -> C + Send + Sync>,
+    series: SeriesMap<C>,
 }
 
-impl<T: CellValue> HistogramInstrument<T> {
-    /// An instrument without series yet, at most `limit` attribute sets
-    /// before the overflow series.
+impl<C: HistogramCell> OwnedHistogram<C> {
+    /// An instrument without series yet, each made by `fresh`, at most
+    /// `limit` attribute sets before the overflow series.
     pub(crate) fn new(
         scope: InstrumentationScope,
-        name: String,
-        description: String,
-        unit: String,
-        bounds: Arc<[f64]>,
+        (name, description, unit): (String, String, String),
         limit: usize,
+        fresh: impl Fn() -> C + Send + Sync + 'static,
     ) -> Self {
-        HistogramInstrument {
+        OwnedHistogram {
             scope,
             name,
             description,
             unit,
-            bounds,
+            fresh: Box::new(fresh),
             series: SeriesMap::new(limit),
         }
     }
@@ -49,140 +125,32 @@ impl<T: CellValue> HistogramInstrument<T> {
     }
 
     /// The series of `attributes`, made on first use.
-    pub fn series(&self, attributes: &[KeyValue]) -> Series<T> {
-        self.series.get(attributes, || {
-            cells::Histogram::new(Arc::clone(&self.bounds))
-        })
+    pub fn series(&self, attributes: &[KeyValue]) -> Arc<C> {
+        self.series.get(attributes, &self.fresh)
     }
 
     /// Records `value` into the series of `attributes`.
-    pub fn record(&self, value: T, attributes: &[KeyValue]) {
+    pub fn record(&self, value: C::Value, attributes: &[KeyValue]) {
         self.series(attributes).record(value);
     }
 }
 
-impl<T: CellValue> Collect for HistogramInstrument<T> {
+impl<C: HistogramCell> Collect for OwnedHistogram<C> {
     fn scope(&self) -> &InstrumentationScope {
         &self.scope
     }
 
-    fn collect(&self, reset_extremes: bool) -> Option<OwnedMetric> {
-        let mut points = Vec::new();
-        self.series.for_each(|attributes, series| {
-            let snapshot = series.snapshot_and_reset_extremes(reset_extremes);
-            if snapshot.count > 0 {
-                points.push(HistogramPoint {
-                    attributes: attributes.to_vec(),
-                    bounds: Arc::clone(&self.bounds),
-                    bucket_counts: snapshot.bucket_counts,
-                    count: snapshot.count,
-                    sum: snapshot.sum.to_f64(),
-                    min: snapshot.min.map(CellValue::to_f64),
-                    max: snapshot.max.map(CellValue::to_f64),
-                });
-            }
-        });
-        if points.is_empty() {
-            return None;
-        }
-        Some(OwnedMetric {
-            name: self.name.clone(),
-            description: self.description.clone(),
-            unit: self.unit.clone(),
-            value_type: T::KIND,
-            data: OwnedData::Explicit(points),
-        })
-    }
-}
-
-/// One owned base-2 exponential histogram instrument and its series.
-pub struct ExponentialInstrument<T: CellValue> {
-    scope: InstrumentationScope,
-    name: String,
-    description: String,
-    unit: String,
-    max_size: u32,
-    max_scale: i8,
-    series: SeriesMap<cells::ExponentialHistogram<T>>,
-}
-
-impl<T: CellValue> ExponentialInstrument<T> {
-    /// An instrument without series yet, at most `limit` attribute sets
-    /// before the overflow series.
-    pub(crate) fn new(
-        scope: InstrumentationScope,
-        name: String,
-        description: String,
-        unit: String,
-        (max_size, max_scale): (u32, i8),
-        limit: usize,
-    ) -> Self {
-        ExponentialInstrument {
-            scope,
-            name,
-            description,
-            unit,
-            max_size,
-            max_scale,
-            series: SeriesMap::new(limit),
-        }
-    }
-
-    /// The instrument's name.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// The series of `attributes`, made on first use.
-    pub fn series(&self, attributes: &[KeyValue]) -> Arc<cells::ExponentialHistogram<T>> {
-        self.series.get(attributes, || {
-            cells::ExponentialHistogram::new(self.max_size, self.max_scale)
-        })
-    }
-
-    /// Records `value` into the series of `attributes`.
-    pub fn record(&self, value: T, attributes: &[KeyValue]) {
-        self.series(attributes).record(value);
-    }
-}
-
-impl<T: CellValue> Collect for ExponentialInstrument<T> {
-    fn scope(&self) -> &InstrumentationScope {
-        &self.scope
-    }
-
-    /// With `reset` (a delta reader) each series is read and starts over.
     fn collect(&self, reset: bool) -> Option<OwnedMetric> {
         let mut points = Vec::new();
         self.series.for_each(|attributes, series| {
-            let snapshot = if reset {
-                series.take()
-            } else {
-                series.snapshot()
-            };
-            if snapshot.count > 0 {
-                points.push(ExponentialPoint {
-                    attributes: attributes.to_vec(),
-                    count: snapshot.count,
-                    sum: snapshot.sum.to_f64(),
-                    min: snapshot.min.map(CellValue::to_f64),
-                    max: snapshot.max.map(CellValue::to_f64),
-                    scale: snapshot.scale,
-                    zero_count: snapshot.zero_count,
-                    positive: snapshot.positive,
-                    negative: snapshot.negative,
-                });
-            }
+            points.extend(series.point(attributes, reset));
         });
-        if points.is_empty() {
-            return None;
-        }
-        Some(OwnedMetric {
+        (!points.is_empty()).then(|| OwnedMetric {
             name: self.name.clone(),
             description: self.description.clone(),
             unit: self.unit.clone(),
-            value_type: T::KIND,
-            data: OwnedData::Exponential(points),
+            value_type: <C::Value as CellValue>::KIND,
+            data: C::data(points),
         })
     }
 }

@@ -30,7 +30,7 @@ pub(crate) use feed::{keep_exports_coming, Feed};
 pub use feed::{Batch, Pending, KEEPALIVE_SCOPE};
 pub(crate) use handle::OwnedContext;
 pub use handle::{BoundHistogram, Histogram, HistogramBuilder, HistogramValue};
-pub use histogram::{ExponentialInstrument, HistogramInstrument};
+pub use histogram::{ExponentialInstrument, HistogramCell, HistogramInstrument, OwnedHistogram};
 pub use registry::Registry;
 pub use scalar::{
     BoundCounter, BoundGauge, BoundScalar, BoundUpDownCounter, Counter, CounterOf, Gauge, GaugeOf,

@@ -17,11 +17,9 @@ fn instrument(registry: &Registry, name: &str, limit: usize) -> Arc<HistogramIns
     registry.instrument(&scope(), name, || {
         Arc::new(HistogramInstrument::new(
             scope(),
-            name.to_owned(),
-            "Time taken.".to_owned(),
-            "ms".to_owned(),
-            [10.0, 100.0].into(),
+            (name.to_owned(), "Time taken.".to_owned(), "ms".to_owned()),
             limit,
+            || crate::cells::Histogram::new([10.0, 100.0].into()),
         ))
     })
 }

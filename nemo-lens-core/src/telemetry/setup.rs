@@ -126,11 +126,13 @@ pub(super) fn setup(
         .with_view(streams.view());
     // Owned series reach only the exporters nemo-lens builds; a pipeline
     // the caller assembled reads the SDK's.
-    let registry = options.install.is_none().then(Registry::new);
-    let pipeline = match options.install {
-        Some(install) => Pipeline::custom(install(builder, config.export_interval)),
+    let (pipeline, registry) = match options.install {
+        Some(install) => (
+            Pipeline::custom(install(builder, config.export_interval)),
+            None,
+        ),
         None => {
-            let registry = registry.clone().expect("made for the built-in pipeline");
+            let registry = Registry::new();
             // The option wins over the configuration it overrides.
             let overridden = options
                 .prometheus_resource_labels
@@ -138,7 +140,9 @@ pub(super) fn setup(
                     prometheus_resource_labels: labels,
                     ..config.clone()
                 });
-            pipeline::install(overridden.as_ref().unwrap_or(config), builder, registry)?
+            let config = overridden.as_ref().unwrap_or(config);
+            let pipeline = pipeline::install(config, builder, Arc::clone(&registry))?;
+            (pipeline, Some(registry))
         }
     };
     let provider = pipeline.builder.build();

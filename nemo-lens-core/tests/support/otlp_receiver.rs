@@ -95,6 +95,17 @@ impl Received {
     }
 }
 
+/// Stops a receiver's runtime. Outside any runtime it waits for the
+/// request being handled, so nothing is received after `stop` returns;
+/// inside one (where waiting is not allowed) it stops in the background.
+fn stop_runtime(runtime: tokio::runtime::Runtime) {
+    if tokio::runtime::Handle::try_current().is_ok() {
+        runtime.shutdown_background();
+    } else {
+        runtime.shutdown_timeout(Duration::from_secs(1));
+    }
+}
+
 /// A free loopback port (bound and released; fine for tests).
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
@@ -221,7 +232,7 @@ impl GrpcReceiver {
     /// Takes the receiver off the network at once, open connections too.
     pub fn stop(&mut self) {
         if let Some(runtime) = self.runtime.take() {
-            runtime.shutdown_background();
+            stop_runtime(runtime);
         }
     }
 }

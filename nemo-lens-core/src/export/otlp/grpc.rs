@@ -89,7 +89,8 @@ impl fmt::Debug for GrpcExporter {
 impl PushMetricExporter for GrpcExporter {
     async fn export(&self, metrics: &ResourceMetrics) -> OTelSdkResult {
         let mut request = ExportMetricsServiceRequest::from(metrics);
-        super::owned::merge(&mut request, &self.owned.batch());
+        self.owned
+            .with(|batch| super::owned::merge(&mut request, batch));
         if super::owned::is_empty(&request) {
             return Ok(());
         }

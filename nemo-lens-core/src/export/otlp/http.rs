@@ -126,7 +126,8 @@ impl HttpClient for ExactHeaders {
         // Uncompressed: this build sends nothing else.
         if !sent.contains_key(CONTENT_ENCODING) {
             if let Ok(mut decoded) = ExportMetricsServiceRequest::decode(request.body().as_ref()) {
-                super::owned::merge(&mut decoded, &self.owned.batch());
+                self.owned
+                    .with(|batch| super::owned::merge(&mut decoded, batch));
                 if super::owned::is_empty(&decoded) {
                     // Nothing recorded: no request, as the SDK sends none.
                     return Ok(http::Response::new(Bytes::new()));

@@ -230,7 +230,8 @@ impl PrometheusRenderer {
             .as_ref()
             .map(|registry| registry.collect(false))
             .unwrap_or_default();
-        crate::export::overflow::note(&collected, &owned);
+        crate::export::overflow::note(&collected);
+        crate::export::overflow::note_owned(&owned);
         let families = {
             let mut known = self.known.lock().unwrap_or_else(PoisonError::into_inner);
             families::families(&collected, &owned, &self.resource_labels, &mut known)
