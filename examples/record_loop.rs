@@ -4,6 +4,8 @@
 //! cycling through MODELS distinct model names (default 1). With `hand` as a
 //! third argument it runs the hand-written SDK calls of the benchmarks'
 //! baseline instead, so both can be compared in instructions per request.
+//! The derive records through a test capture's meter: series in nemo-lens's
+//! own cells, as `setup_telemetry` gives them.
 
 use nemo_lens::instruments::InferenceMetrics;
 use nemo_lens::opentelemetry::metrics::MeterProvider as _;
@@ -11,6 +13,7 @@ use nemo_lens::opentelemetry::KeyValue;
 use nemo_lens::opentelemetry_sdk::metrics::{
     InMemoryMetricExporter, PeriodicReader, SdkMeterProvider,
 };
+use nemo_lens::testing::Capture;
 use nemo_lens::{Instruments, Meter};
 
 fn main() {
@@ -21,7 +24,7 @@ fn main() {
     let provider = SdkMeterProvider::builder()
         .with_reader(PeriodicReader::builder(InMemoryMetricExporter::default()).build())
         .build();
-    let meter = Meter::from(provider.meter("nemo.lens"));
+    let capture = Capture::new();
     let models: usize = std::env::args()
         .nth(2)
         .and_then(|n| n.parse().ok())
@@ -36,10 +39,15 @@ fn main() {
         })
         .collect();
     if std::env::args().nth(3).as_deref() == Some("hand") {
-        hand_written(&meter, &requests, iterations);
+        hand_written(
+            &Meter::from(provider.meter("nemo.lens")),
+            &requests,
+            iterations,
+        );
     } else {
+        let meter = capture.meter();
         for i in 0..iterations {
-            std::hint::black_box(&requests[i as usize % requests.len()]).record(&meter);
+            std::hint::black_box(&requests[i as usize % requests.len()]).record(meter);
         }
     }
     println!("recorded {iterations} requests");

@@ -48,6 +48,8 @@ pub mod telemetry;
 #[cfg(feature = "testing")]
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub mod testing;
+#[doc(hidden)]
+pub mod warnings;
 
 pub use telemetry::{
     register_export_strategy, setup_telemetry, ConfigError, EnvLookup, ExportStrategy,

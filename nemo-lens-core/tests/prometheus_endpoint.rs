@@ -279,10 +279,11 @@ fn resource_attributes_are_labels_on_every_series_as_configured() {
             &[][..],
             &["service_name=", "nemo_run_id="][..],
         ),
+        // A key nemo-lens sets only under Slurm is skipped elsewhere.
         (
-            Some("nemo.run.id,missing.key"),
+            Some("nemo.run.id,slurm.job.id"),
             &["nemo_run_id=\"runP\""][..],
-            &["service_name=", "missing_key="][..],
+            &["service_name=", "slurm_job_id="][..],
         ),
     ] {
         let mut config = config("0");
@@ -339,6 +340,42 @@ fn resource_attributes_are_labels_on_every_series_as_configured() {
         size("none") < size("default") && size("default") < size("all"),
         "{sizes:?}"
     );
+}
+
+#[test]
+fn unknown_resource_label_keys_are_refused_by_name() {
+    let _serial = serial();
+    for (setting, key, hint) in [
+        // The Prometheus spelling of a key: its OpenTelemetry one suggested.
+        ("service_name", "service_name", "`service.name`"),
+        ("nemo.run.id,dl_rank", "dl_rank", "`dl.rank`"),
+        ("missing.key", "missing.key", "OTEL_RESOURCE_ATTRIBUTES"),
+    ] {
+        let mut config = config("0");
+        config.prometheus_resource_labels =
+            nemo_lens_core::telemetry::PrometheusResourceLabels::parse(
+                "NEMO_LENS_PROMETHEUS_RESOURCE_LABELS",
+                setting,
+            )
+            .unwrap();
+        let Err(nemo_lens_core::SetupError::Config(err)) = options().setup(&config, 0, 1) else {
+            panic!("{setting} was accepted");
+        };
+        assert_eq!(
+            (err.variable.as_str(), err.value.as_str()),
+            ("NEMO_LENS_PROMETHEUS_RESOURCE_LABELS", key)
+        );
+        assert!(err.to_string().contains(hint), "{err}");
+    }
+    // A key the caller puts on the resource is a key like any other.
+    let mut config = config("0");
+    config.prometheus_resource_labels =
+        nemo_lens_core::telemetry::PrometheusResourceLabels::keys(["team"]);
+    let handle = options()
+        .resource_attribute(KeyValue::new("team", "rl"))
+        .setup(&config, 0, 1)
+        .unwrap();
+    handle.shutdown().unwrap();
 }
 
 #[test]

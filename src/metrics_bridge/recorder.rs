@@ -635,7 +635,8 @@ fn refuse(warned: &mut bool, refusal: Refusal) -> Option<Refusal> {
 
 impl Refusal {
     fn warn(self, name: &str) {
-        match self {
+        use nemo_lens_core::warnings::{emit, Warning};
+        emit(Warning::NameConflict, || match self {
             Refusal::OtherKind { existing, kind } => tracing::warn!(
                 target: "nemo_lens",
                 metric = name,
@@ -652,7 +653,7 @@ impl Refusal {
                 "metric `{name}` cannot be an OpenTelemetry instrument name (it is empty or longer \
                  than 255 characters); it is not exported"
             ),
-        }
+        });
     }
 }
 

@@ -84,6 +84,23 @@ impl Cell {
     }
 }
 
+/// Bounds up to which [`bucket_of`] counts instead of searching.
+const LINEAR_BOUNDS: usize = 32;
+
+/// The bucket of `value`: the first whose bound is at least `value` (the
+/// SDK's rule), or the last. For the usual dozen or two bounds, counting the
+/// bounds below `value` compiles to independent vector compares, where a
+/// binary search waits on each load and compare in turn; a profile of the
+/// inference set found the search half of a record's time.
+#[inline]
+pub(super) fn bucket_of(bounds: &[f64], value: f64) -> usize {
+    if bounds.len() <= LINEAR_BOUNDS {
+        bounds.iter().map(|bound| usize::from(*bound < value)).sum()
+    } else {
+        bounds.partition_point(|bound| *bound < value)
+    }
+}
+
 /// Moves an extreme to `value` if `beats` says it is further out; reads
 /// without writing when it is not, which is nearly always.
 #[inline]
@@ -162,7 +179,7 @@ impl<T: CellValue> Histogram<T> {
     #[inline]
     pub fn record(&self, value: T) {
         let as_f64 = value.to_f64();
-        let bucket = self.bounds.partition_point(|bound| *bound < as_f64);
+        let bucket = bucket_of(&self.bounds, as_f64);
         match self.stripes.table() {
             None => {
                 if !self.base.try_record(bucket, value) {

@@ -188,6 +188,24 @@ fn histogram_buckets_follow_opentelemetry_bounds() {
 }
 
 #[test]
+fn counting_bounds_finds_the_bucket_a_search_finds() {
+    // Short bound lists are counted, long ones searched: both must agree
+    // with the SDK's rule at, between and beyond the bounds.
+    for len in [0, 1, 14, 32, 33, 160] {
+        let bounds: Vec<f64> = (0..len).map(|i| f64::from(i) * 1.5 - 4.0).collect();
+        let mut values = vec![f64::NEG_INFINITY, f64::INFINITY, f64::NAN, -1e300, 1e300];
+        values.extend(bounds.iter().flat_map(|b| [*b, b - 0.25, b + 0.25]));
+        for value in values {
+            assert_eq!(
+                histogram::bucket_of(&bounds, value),
+                bounds.partition_point(|bound| *bound < value),
+                "{value} among {len} bounds"
+            );
+        }
+    }
+}
+
+#[test]
 fn the_last_value_is_the_last_written() {
     let gauge = LastValue::new(0.0_f64);
     on_threads(2, |thread| {

@@ -92,14 +92,16 @@ fn warn_once(name: String) {
     }
     // Warned with the lock released: a subscriber may ask for the list.
     let limit = LIMIT.load(Ordering::Relaxed);
-    tracing::warn!(
-        target: "nemo_lens",
-        instrument = name.as_str(),
-        limit,
-        "instrument `{name}` has more than {limit} attribute sets; every new one is \
-         merged into a single series marked {OVERFLOW_ATTRIBUTE}=true. Bound the attribute \
-         values (model names, adapters, routes) or raise NEMO_LENS_CARDINALITY_LIMIT"
-    );
+    crate::warnings::emit(crate::warnings::Warning::CardinalityOverflow, || {
+        tracing::warn!(
+            target: "nemo_lens",
+            instrument = name.as_str(),
+            limit,
+            "instrument `{name}` has more than {limit} attribute sets; every new one is \
+             merged into a single series marked {OVERFLOW_ATTRIBUTE}=true. Bound the attribute \
+             values (model names, adapters, routes) or raise NEMO_LENS_CARDINALITY_LIMIT"
+        );
+    });
 }
 
 fn has_overflow<T>(data: &MetricData<T>) -> bool {

@@ -100,16 +100,18 @@ impl ExportReport {
                     .last_warning
                     .is_none_or(|at| now.saturating_duration_since(at) >= WARN_EVERY);
                 if due {
-                    tracing::warn!(
-                        target: "nemo_lens",
-                        endpoint = %self.endpoint,
-                        error = %error,
-                        failed_exports = total,
-                        suppressed = state.suppressed,
-                        // Cumulative totals still go out with the next export
-                        // that succeeds; delta points of this one are lost.
-                        "metrics export failed"
-                    );
+                    crate::warnings::emit(crate::warnings::Warning::Export, || {
+                        tracing::warn!(
+                            target: "nemo_lens",
+                            endpoint = %self.endpoint,
+                            error = %error,
+                            failed_exports = total,
+                            suppressed = state.suppressed,
+                            // Cumulative totals still go out with the next export
+                            // that succeeds; delta points of this one are lost.
+                            "metrics export failed"
+                        );
+                    });
                     state.last_warning = Some(now);
                     state.suppressed = 0;
                 } else {

@@ -89,12 +89,14 @@ fn instruments(meter: &Meter, group: &str) -> Option<Arc<Slot>> {
                 .remove(group);
         }
         if first(Trouble::Unregistered, group, "") {
-            tracing::warn!(
-                target: "nemo_lens",
-                group,
-                "metric group `{group}` is not registered; call register_metric_group first. \
-                 Its values are dropped"
-            );
+            crate::warnings::emit(crate::warnings::Warning::Group, || {
+                tracing::warn!(
+                    target: "nemo_lens",
+                    group,
+                    "metric group `{group}` is not registered; call register_metric_group first. \
+                     Its values are dropped"
+                );
+            });
         }
         return None;
     };
@@ -298,24 +300,28 @@ impl GroupInstruments {
         let group = self.group.name.as_str();
         let Some(index) = self.group.position(key) else {
             if first(Trouble::UnknownKey, group, key) {
-                tracing::warn!(
-                    target: "nemo_lens",
-                    group,
-                    key,
-                    "metric group `{group}` has no key `{key}`; its values are dropped"
-                );
+                crate::warnings::emit(crate::warnings::Warning::Group, || {
+                    tracing::warn!(
+                        target: "nemo_lens",
+                        group,
+                        key,
+                        "metric group `{group}` has no key `{key}`; its values are dropped"
+                    );
+                });
             }
             return;
         };
         let spec = &self.group.specs[index];
         if !value.is_finite() {
             if self.first_here(index, Trouble::BadValue, key) {
-                tracing::warn!(
-                    target: "nemo_lens",
-                    group,
-                    key,
-                    "`{key}` of metric group `{group}` got {value}; non-finite values are dropped"
-                );
+                crate::warnings::emit(crate::warnings::Warning::DroppedValue, || {
+                    tracing::warn!(
+                        target: "nemo_lens",
+                        group,
+                        key,
+                        "`{key}` of metric group `{group}` got {value}; non-finite values are dropped"
+                    );
+                });
             }
             return;
         }
@@ -329,25 +335,29 @@ impl GroupInstruments {
             Built::Counter(counter) if value >= 0.0 => counter.add(value, &declared()),
             Built::Counter(_) => {
                 if self.first_here(index, Trouble::NegativeCount, key) {
-                    tracing::warn!(
-                        target: "nemo_lens",
-                        group,
-                        key,
-                        "`{key}` of metric group `{group}` is a counter and got {value}; \
-                         counters only go up, negative values are dropped"
-                    );
+                    crate::warnings::emit(crate::warnings::Warning::DroppedValue, || {
+                        tracing::warn!(
+                            target: "nemo_lens",
+                            group,
+                            key,
+                            "`{key}` of metric group `{group}` is a counter and got {value}; \
+                             counters only go up, negative values are dropped"
+                        );
+                    });
                 }
             }
             Built::Observable(_) => {
                 if self.first_here(index, Trouble::ObservableKey, key) {
-                    tracing::warn!(
-                        target: "nemo_lens",
-                        group,
-                        key,
-                        "`{key}` of metric group `{group}` is {} and reports through its \
-                         callback; values passed to record_metrics are dropped",
-                        spec.kind
-                    );
+                    crate::warnings::emit(crate::warnings::Warning::DroppedValue, || {
+                        tracing::warn!(
+                            target: "nemo_lens",
+                            group,
+                            key,
+                            "`{key}` of metric group `{group}` is {} and reports through its \
+                             callback; values passed to record_metrics are dropped",
+                            spec.kind
+                        );
+                    });
                 }
             }
         }
@@ -439,15 +449,17 @@ impl SpecAttributes {
         } else {
             "recorded"
         };
-        tracing::warn!(
-            target: "nemo_lens",
-            group,
-            key,
-            attribute = attribute.as_str(),
-            "metric group `{group}`: `{key}` was {verb} with attribute `{attribute}`, which its \
-             spec does not declare (it declares {declares}); the attribute is left off and the \
-             value {verb} without it"
-        );
+        crate::warnings::emit(crate::warnings::Warning::Group, || {
+            tracing::warn!(
+                target: "nemo_lens",
+                group,
+                key,
+                attribute = attribute.as_str(),
+                "metric group `{group}`: `{key}` was {verb} with attribute `{attribute}`, which its \
+                 spec does not declare (it declares {declares}); the attribute is left off and the \
+                 value {verb} without it"
+            );
+        });
     }
 }
 

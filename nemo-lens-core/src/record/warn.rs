@@ -59,14 +59,16 @@ impl DropWarnings {
                 .is_ok();
         if claimed {
             let suppressed = self.suppressed.swap(0, Ordering::Relaxed);
-            tracing::warn!(
-                target: "nemo_lens",
-                field,
-                instrument,
-                value = ?value,
-                suppressed,
-                "nemo-lens dropped a measurement: {reason}"
-            );
+            crate::warnings::emit(crate::warnings::Warning::DroppedValue, || {
+                tracing::warn!(
+                    target: "nemo_lens",
+                    field,
+                    instrument,
+                    value = ?value,
+                    suppressed,
+                    "nemo-lens dropped a measurement: {reason}"
+                );
+            });
         } else {
             self.suppressed.fetch_add(1, Ordering::Relaxed);
         }

@@ -164,7 +164,9 @@ impl TelemetryHandle {
 impl Drop for TelemetryHandle {
     fn drop(&mut self) {
         if let Err(e) = self.shutdown() {
-            tracing::warn!(error = %e, "nemo-lens telemetry shutdown on drop");
+            crate::warnings::emit(crate::warnings::Warning::Export, || {
+                tracing::warn!(target: "nemo_lens", error = %e, "nemo-lens telemetry shutdown on drop");
+            });
         }
     }
 }

@@ -55,6 +55,44 @@ pub const K8S_ATTRIBUTES: [(&str, &[&str]); 5] = [
     ("k8s.container.name", &["K8S_CONTAINER_NAME"]),
 ];
 
+/// Every key nemo-lens may put on the resource, set in some environments
+/// and absent in others: a Prometheus label list may name them all.
+pub(crate) const MAY_SET: [&str; 28] = [
+    "service.name",
+    "service.version",
+    "service.instance.id",
+    "dl.rank",
+    "dl.world_size",
+    "nemo.run.id",
+    "nemo.user.id",
+    "deployment.environment",
+    "host.name",
+    "process.pid",
+    "host.gpu.count",
+    "telemetry.sdk.name",
+    "telemetry.sdk.language",
+    "telemetry.sdk.version",
+    SLURM_ATTRIBUTES[0].0,
+    SLURM_ATTRIBUTES[1].0,
+    SLURM_ATTRIBUTES[2].0,
+    SLURM_ATTRIBUTES[3].0,
+    SLURM_ATTRIBUTES[4].0,
+    SLURM_ATTRIBUTES[5].0,
+    SLURM_ATTRIBUTES[6].0,
+    SLURM_ATTRIBUTES[7].0,
+    SLURM_ATTRIBUTES[8].0,
+    K8S_ATTRIBUTES[0].0,
+    K8S_ATTRIBUTES[1].0,
+    K8S_ATTRIBUTES[2].0,
+    K8S_ATTRIBUTES[3].0,
+    K8S_ATTRIBUTES[4].0,
+];
+
+/// Whether `key` is one nemo-lens may set.
+pub(crate) fn may_set(key: &str) -> bool {
+    MAY_SET.contains(&key)
+}
+
 /// How long `nvidia-smi` may take before the GPU count is left out.
 const NVIDIA_SMI_TIMEOUT: Duration = Duration::from_secs(5);
 

@@ -112,6 +112,13 @@ pub(super) fn setup(
         extra: &options.resource_attributes,
         probe_gpus: options.probe_gpus,
     });
+    match &options.prometheus_resource_labels {
+        Some(labels) => labels.check_keys("SetupOptions::prometheus_resource_labels", &resource),
+        None => config.prometheus_resource_labels.check_keys(
+            &format!("{}_PROMETHEUS_RESOURCE_LABELS", config.prefix),
+            &resource,
+        ),
+    }?;
     let streams = Streams {
         buckets: options.buckets,
         histogram_aggregation: options

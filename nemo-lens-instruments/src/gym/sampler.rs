@@ -78,7 +78,9 @@ impl ProcessSampler {
                 running: Some((stop, thread)),
             },
             Err(error) => {
-                tracing::warn!(target: "nemo_lens", %error, "cannot start the process sampler thread");
+                nemo_lens_core::warnings::emit(nemo_lens_core::warnings::Warning::Sampler, || {
+                    tracing::warn!(target: "nemo_lens", %error, "cannot start the process sampler thread");
+                });
                 ProcessSampler { running: None }
             }
         }

@@ -121,12 +121,7 @@ impl Known {
     ) -> Option<String> {
         match self.families.get_mut(name) {
             Some((existing, _)) if *existing != kind => {
-                tracing::warn!(
-                    target: "nemo_lens",
-                    metric = %name,
-                    "two instruments give Prometheus metric {name} different types; the \
-                     second is not exported"
-                );
+                warn_type_conflict(name);
                 None
             }
             Some((_, help)) if bridged && help.is_empty() => {
@@ -378,12 +373,7 @@ fn add_summary(
     let name = summary.name;
     let help = match known.families.get_mut(&name) {
         Some((existing, _)) if *existing != Kind::Summary => {
-            tracing::warn!(
-                target: "nemo_lens",
-                metric = %name,
-                "two instruments give Prometheus metric {name} different types; the \
-                 second is not exported"
-            );
+            warn_type_conflict(&name);
             return;
         }
         Some((_, help)) => {
@@ -611,4 +601,15 @@ fn target_info(resource: &Resource) -> Family {
             value: Sample::Number(1.0),
         }],
     }
+}
+
+fn warn_type_conflict(name: &str) {
+    crate::warnings::emit(crate::warnings::Warning::NameConflict, || {
+        tracing::warn!(
+            target: "nemo_lens",
+            metric = %name,
+            "two instruments give Prometheus metric {name} different types; the second is not \
+             exported"
+        );
+    });
 }

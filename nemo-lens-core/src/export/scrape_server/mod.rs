@@ -90,13 +90,15 @@ impl ScrapeServer {
             Err(_) => return Err(io::Error::other("the Prometheus server thread exited")),
         };
         if !addr.ip().is_loopback() {
-            tracing::warn!(
-                target: "nemo_lens",
-                %addr,
-                "the Prometheus endpoint is bound to a non-loopback address and has no \
-                 authentication: anyone who can reach it can read every metric \
-                 (OTEL_EXPORTER_PROMETHEUS_HOST)"
-            );
+            crate::warnings::emit(crate::warnings::Warning::Exposure, || {
+                tracing::warn!(
+                    target: "nemo_lens",
+                    %addr,
+                    "the Prometheus endpoint is bound to a non-loopback address and has no \
+                     authentication: anyone who can reach it can read every metric \
+                     (OTEL_EXPORTER_PROMETHEUS_HOST)"
+                );
+            });
         }
         Ok(ScrapeServer {
             addr,

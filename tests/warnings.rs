@@ -1,0 +1,91 @@
+//! Warnings are seen without a `tracing` subscriber: a program that installs
+//! none gets one stderr line per kind of warning (here a dropped value and
+//! a cardinality overflow), however often it happens.
+//!
+//! The program is this test binary run again as a child (stderr and the
+//! process-wide "said once" state are the child's own).
+
+use std::process::Command;
+
+use nemo_lens::instruments::gym::GymMetrics;
+use nemo_lens::instruments::rl::RlMetrics;
+use nemo_lens::opentelemetry::KeyValue;
+use nemo_lens::opentelemetry_sdk::metrics::InMemoryMetricExporter;
+use nemo_lens::{EnvLookup, Instruments, NemoLensConfig, SetupOptions};
+
+const CHILD: &str = "NEMO_LENS_WARNINGS_CHILD";
+
+#[test]
+fn each_kind_of_warning_reaches_stderr_once_without_a_subscriber() {
+    let output = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "warning_child",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD, "1")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "the child failed: {stderr}");
+    let lines = |needle: &str| stderr.lines().filter(|l| l.contains(needle)).count();
+    assert_eq!(
+        lines("nemo-lens warning: nemo-lens dropped a measurement"),
+        1,
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("field=\"reward_mean\"") || stderr.contains("field=reward_mean"),
+        "the line names the field: {stderr}"
+    );
+    assert_eq!(
+        lines("nemo-lens warning: instrument `test.requests_by_model` has more than 2"),
+        1,
+        "{stderr}"
+    );
+    assert_eq!(
+        lines("install a tracing subscriber"),
+        2,
+        "each line says how to see the rest: {stderr}"
+    );
+}
+
+/// The child: drops a value in each of two sets and overflows a counter, with no
+/// subscriber installed. Does nothing when run as an ordinary test.
+#[test]
+fn warning_child() {
+    if std::env::var_os(CHILD).is_none() {
+        return;
+    }
+    let config = NemoLensConfig::from_lookup(EnvLookup::from_pairs([
+        ("NEMO_LENS_ENABLED", "1"),
+        ("NEMO_LENS_EXPORTER", "console"),
+    ]))
+    .unwrap();
+    let handle = SetupOptions::new()
+        .env(EnvLookup::from_pairs::<&str, &str>([]))
+        .probe_gpus(false)
+        .set_global(false)
+        .cardinality_limit(2)
+        .push_exporter(InMemoryMetricExporter::default())
+        .setup(&config, 0, 1)
+        .unwrap();
+    RlMetrics::default()
+        .reward_mean(f64::NAN)
+        .record(&handle.meter);
+    // Another set: its first drop is warned through a subscriber as well,
+    // and on stderr only the first of the kind is.
+    GymMetrics::default()
+        .verify_success_rate(f64::INFINITY)
+        .record(&handle.meter);
+    let requests = handle
+        .meter
+        .otel()
+        .u64_counter("test.requests_by_model")
+        .build();
+    for model in 0..5 {
+        requests.add(1, &[KeyValue::new("model", format!("m{model}"))]);
+    }
+    handle.shutdown().unwrap();
+}
