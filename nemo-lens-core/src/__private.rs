@@ -16,7 +16,7 @@ pub use opentelemetry::{Key, KeyValue, Value};
 
 pub use crate::{
     pin_histogram_aggregation, AttributeDescriptor, Descriptor, HistogramAggregation,
-    InstrumentKind, Instruments, Meter, SemconvGate, SetSlot, ValueType,
+    InstrumentKind, Instruments, Meter, MeterLease, SemconvGate, SetSlot, ValueType,
 };
 
 pub use crate::attributes::{concat_attributes, concat_keys, keys_disjoint, Attributes};

@@ -36,6 +36,8 @@ pub use descriptor::{AttributeDescriptor, Descriptor, InstrumentKind, ValueType}
 pub use global::get_meter;
 pub use instruments::Instruments;
 pub use meter::{Meter, WeakMeter};
+#[doc(hidden)]
+pub use meter::MeterLease;
 pub use prometheus_names::{prometheus_label, PrometheusNames};
 pub use record::{AttributeValue, FixedAttributeValue, KeyPart};
 pub use semconv::{

@@ -12,7 +12,7 @@
 
 use std::time::Instant;
 
-use nemo_lens_core::{Instruments, Meter};
+use nemo_lens_core::{Instruments, Meter, MeterLease};
 use opentelemetry::StringValue;
 
 use crate::timing::{Measured, Timing};
@@ -33,7 +33,7 @@ pub(crate) trait Ended: Instruments + Default + Send {
 /// [`ModelCall`](crate::ModelCall).
 #[derive(Debug)]
 pub(crate) struct Guard<S: Ended> {
-    meter: Meter,
+    meter: MeterLease,
     pub metrics: S,
     pub timing: Timing,
     ended: bool,
@@ -46,7 +46,7 @@ impl<S: Ended> Guard<S> {
             None => Timing::default(),
         };
         Guard {
-            meter: meter.clone(),
+            meter: meter.lease(),
             metrics: S::default(),
             timing,
             ended: false,

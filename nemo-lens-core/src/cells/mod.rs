@@ -48,3 +48,5 @@ pub use last_value::LastValue;
 pub use stripes::{stripe_limit, MAX_STRIPES};
 pub use sum::Sum;
 pub use value::CellValue;
+
+pub(crate) use stripes::Padded;

@@ -2,7 +2,7 @@
 
 use std::time::Instant;
 
-use nemo_lens_core::{Instruments, Meter};
+use nemo_lens_core::{Instruments, Meter, MeterLease};
 
 use super::metrics::{FinishReason, SchedulingMetrics};
 
@@ -41,7 +41,7 @@ enum Stage {
 #[derive(Debug)]
 #[must_use = "a request leaves the gauges when it is finished or dropped"]
 pub struct ScheduledRequest {
-    meter: Meter,
+    meter: MeterLease,
     stage: Stage,
     /// When it was queued, then when it started, then when its first token
     /// came: the start of the stage being timed. `None` when not timing.
@@ -67,7 +67,7 @@ impl ScheduledRequest {
             .requests_waiting(1)
             .record(meter);
         ScheduledRequest {
-            meter: meter.clone(),
+            meter: meter.lease(),
             stage: Stage::Waiting,
             mark,
             first_token: false,

@@ -82,7 +82,7 @@ pub(super) fn guard(checked: &Checked, p: &TokenStream) -> TokenStream {
         #[must_use = "the guard records when it ends: call finish(), or bind it to a variable"]
         #vis struct #guard {
             __metrics: #ident,
-            __meter: #p::Meter,
+            __meter: #p::MeterLease,
             __start: #p::Option<#p::Instant>,
             __ended: bool,
         }
@@ -95,7 +95,7 @@ pub(super) fn guard(checked: &Checked, p: &TokenStream) -> TokenStream {
                 #up
                 #guard {
                     __metrics: Self::__none(),
-                    __meter: ::core::clone::Clone::clone(meter),
+                    __meter: meter.lease(),
                     __start,
                     __ended: false,
                 }
@@ -129,7 +129,7 @@ pub(super) fn guard(checked: &Checked, p: &TokenStream) -> TokenStream {
                 }
                 // The counts go back on the series they went up on.
                 #(self.__metrics.#in_flight = #p::None;)*
-                let meter = &self.__meter;
+                let meter: &#p::Meter = &self.__meter;
                 #p::Instruments::record(&self.__metrics, meter);
                 #down
             }

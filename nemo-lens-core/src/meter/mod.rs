@@ -1,5 +1,7 @@
 //! The meter handle that carries its own instrument cache.
 
+mod lease;
+
 use std::fmt;
 use std::sync::{Arc, Weak};
 
@@ -11,6 +13,9 @@ use crate::owned::{
     CounterOf, GaugeOf, HistogramBuilder, OwnedContext, Registry, ScalarBuilder, UpDownCounterOf,
 };
 use crate::{Instruments, SemconvOptIn};
+
+pub use lease::MeterLease;
+use lease::Leases;
 
 /// A cheap-to-clone handle over an OpenTelemetry meter and the instrument
 /// sets built on it.
@@ -38,6 +43,10 @@ use crate::{Instruments, SemconvOptIn};
 #[derive(Clone)]
 pub struct Meter {
     inner: Arc<Inner>,
+    /// `None` on the handles the leases hold themselves (which would
+    /// otherwise keep their own table alive) and on upgraded weak handles
+    /// whose table is gone.
+    leases: Option<Arc<Leases>>,
 }
 
 struct Inner {
@@ -88,6 +97,20 @@ impl Meter {
                 groups: GroupCache::default(),
                 owned,
             }),
+            leases: Some(Arc::new(Leases::new())),
+        }
+    }
+
+    /// A handle for something that records later, such as a guard: it keeps
+    /// the meter alive like a clone, but counts its holders on a handle of
+    /// the current thread's own, so requests starting on every core do not
+    /// pass one reference count between them.
+    #[doc(hidden)]
+    #[inline]
+    pub fn lease(&self) -> MeterLease {
+        match &self.leases {
+            Some(leases) => leases.lease(self),
+            None => MeterLease::unshared(self),
         }
     }
 
@@ -248,7 +271,10 @@ impl Meter {
 
     /// A handle that does not keep the meter or its sets alive.
     pub fn downgrade(&self) -> WeakMeter {
-        WeakMeter(Arc::downgrade(&self.inner))
+        WeakMeter(
+            Arc::downgrade(&self.inner),
+            self.leases.as_ref().map(Arc::downgrade),
+        )
     }
 
     /// Whether two handles share one cache.
@@ -275,12 +301,14 @@ impl fmt::Debug for Meter {
 
 /// A non-owning [`Meter`] handle; see [`Meter::downgrade`].
 #[derive(Clone, Debug)]
-pub struct WeakMeter(Weak<Inner>);
+pub struct WeakMeter(Weak<Inner>, Option<Weak<Leases>>);
 
 impl WeakMeter {
     /// The meter, if any handle to it is still alive.
     pub fn upgrade(&self) -> Option<Meter> {
-        self.0.upgrade().map(|inner| Meter { inner })
+        let inner = self.0.upgrade()?;
+        let leases = self.1.as_ref().and_then(Weak::upgrade);
+        Some(Meter { inner, leases })
     }
 }
 
