@@ -5,7 +5,8 @@
 
 pub use nemo_lens_core::{
     get_meter, prometheus_label, AttributeDescriptor, AttributeValue, Attributes, Descriptor,
-    FixedAttributeValue, InstrumentKind, Instruments, KeyPart, Meter, PrometheusNames, SemconvGate,
+    FixedAttributeValue, Guarded, InstrumentKind, Instruments, KeyPart, Meter, ObserveError,
+    Observation, PrometheusNames, SemconvGate,
     SemconvOptIn, SetSlot, ValueType, WeakMeter, GEN_AI_LATEST_EXPERIMENTAL,
     SEMCONV_STABILITY_OPT_IN,
 };

@@ -58,10 +58,11 @@ fn series_appear_and_end_with_what_the_source_returns() {
     ]));
     let calls = Arc::new(AtomicUsize::new(0));
     let (source, counted) = (Arc::clone(&state), Arc::clone(&calls));
-    QueueState::observe(c.meter(), move || {
+    let _observation = QueueState::observe(c.meter(), move || {
         counted.fetch_add(1, Ordering::Relaxed);
         source.lock().unwrap().clone()
-    });
+    })
+    .expect("the first source of the set");
 
     assert_eq!(values(&c, "app.queue.waiting"), [Some(3.0), Some(1.0)]);
     assert_eq!(values(&c, "app.queue.served"), [Some(10.0), Some(4.0)]);
@@ -90,9 +91,63 @@ fn series_appear_and_end_with_what_the_source_returns() {
 fn a_disabled_meter_never_calls_the_source() {
     let calls = Arc::new(AtomicUsize::new(0));
     let counted = Arc::clone(&calls);
-    QueueState::observe(&nemo_lens::Meter::noop(), move || {
+    let observation = QueueState::observe(&nemo_lens::Meter::noop(), move || {
         counted.fetch_add(1, Ordering::Relaxed);
         Vec::new()
-    });
+    })
+    .expect("nothing to refuse");
+    assert!(!observation.is_active());
     assert_eq!(calls.load(Ordering::Relaxed), 0);
+}
+
+fn waiting(math: u64) -> impl Fn() -> Vec<QueueState> + Send + Sync + 'static {
+    move || vec![QueueState::default().queue(Queue::Math).waiting(math)]
+}
+
+#[test]
+fn dropping_the_observation_ends_the_source_and_frees_it() {
+    let c = Capture::new();
+    let captured = Arc::new(());
+    let held = Arc::clone(&captured);
+    let observation = QueueState::observe(c.meter(), move || {
+        let _ = &held;
+        vec![QueueState::default().queue(Queue::Math).waiting(3)]
+    })
+    .expect("first");
+    assert_eq!(values(&c, "app.queue.waiting"), [Some(3.0), None]);
+    drop(observation);
+    assert_eq!(
+        Arc::strong_count(&captured),
+        1,
+        "the source and what it captured are freed"
+    );
+    assert_eq!(values(&c, "app.queue.waiting"), [None, None], "its series end");
+
+    // The set can be observed again, from a new source.
+    let _again = QueueState::observe(c.meter(), waiting(5)).expect("the first one is gone");
+    assert_eq!(values(&c, "app.queue.waiting"), [Some(5.0), None]);
+}
+
+#[test]
+fn a_second_source_of_the_same_set_is_refused_while_the_first_reports() {
+    let c = Capture::new();
+    let first = QueueState::observe(c.meter(), waiting(1)).expect("first");
+    let refused = QueueState::observe(c.meter(), waiting(2)).expect_err("second");
+    assert!(refused.set().ends_with("QueueState"), "{}", refused.set());
+    assert!(refused.to_string().contains("already observed"), "{refused}");
+    assert_eq!(
+        values(&c, "app.queue.waiting"),
+        [Some(1.0), None],
+        "the first source still reports, alone"
+    );
+
+    // Kept, it reports for the meter's life, and the set stays taken.
+    first.keep();
+    assert_eq!(values(&c, "app.queue.waiting"), [Some(1.0), None]);
+    assert!(QueueState::observe(c.meter(), waiting(3)).is_err());
+
+    // Another meter is another registration.
+    let other = Capture::new();
+    let _on_other = QueueState::observe(other.meter(), waiting(4)).expect("own meter");
+    assert_eq!(values(&other, "app.queue.waiting"), [Some(4.0), None]);
 }

@@ -322,7 +322,7 @@ fn series_in_nemo_lens_cells_export_what_the_sdks_instruments_do() {
             }
             Value::Number(n) => assert_eq!(capture.sum(name, &pairs), Some(*n), "{name}"),
             Value::Histogram { count, sum, .. } => {
-                assert_eq!(capture.count(name, &pairs), Some(*count as f64), "{name}");
+                assert_eq!(capture.count(name, &pairs), Some(*count), "{name}");
                 assert_eq!(capture.sum(name, &pairs), Some(*sum), "{name}");
             }
         }

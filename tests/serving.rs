@@ -26,7 +26,7 @@ fn finished(c: &Capture, reason: &str) -> Option<f64> {
 /// Whether the histogram `name` recorded exactly one value, `expected`.
 fn one_value(c: &Capture, name: &str, expected: f64) -> bool {
     let sum = c.sum(name, &[]).unwrap_or(f64::NAN);
-    c.count(name, &[]) == Some(1.0) && (sum - expected).abs() < 1e-9
+    c.count(name, &[]) == Some(1) && (sum - expected).abs() < 1e-9
 }
 
 #[test]

@@ -100,14 +100,14 @@ fn queries_sum_the_points_that_carry_every_pair() {
     assert_eq!(capture.last_value("app.rollout.queued", &[]), Some(10.0));
 
     // Histograms: count of values, and their sum.
-    assert_eq!(capture.count("app.rollout.duration", &[]), Some(2.0));
+    assert_eq!(capture.count("app.rollout.duration", &[]), Some(2));
     assert_eq!(capture.sum("app.rollout.duration", &[]), Some(9.0));
     assert_eq!(
         capture.count(
             "app.rollout.duration",
             &[("app.rollout.outcome", "success")]
         ),
-        Some(1.0)
+        Some(1)
     );
 }
 
@@ -196,20 +196,46 @@ fn declared_is_one_stable_line_per_descriptor() {
     assert_eq!(
         declared::<Rollouts>(),
         "finished: app.rollout.finished counter<u64> unit=\"{rollout}\" \
-         prometheus=app_rollout_finished_total{app_rollout_outcome,server_port,app_env} \
-         attributes=[app.rollout.outcome:success|failure, server.port:*, \
-         app.env:*(default=unknown)]\n\
+         prometheus=app_rollout_finished_total{app_env,app_rollout_outcome,server_port} \
+         attributes=[app.env:*(default=unknown), app.rollout.outcome:success|failure, \
+         server.port:*]\n\
          running: app.rollout.running up_down_counter<i64> unit=\"{rollout}\" \
-         prometheus=app_rollout_running{app_rollout_outcome,server_port,app_env} \
-         attributes=[app.rollout.outcome:success|failure, server.port:*, \
-         app.env:*(default=unknown)]\n\
+         prometheus=app_rollout_running{app_env,app_rollout_outcome,server_port} \
+         attributes=[app.env:*(default=unknown), app.rollout.outcome:success|failure, \
+         server.port:*]\n\
          queued: app.rollout.queued gauge<u64> unit=\"{rollout}\" \
-         prometheus=app_rollout_queued{app_rollout_outcome,server_port,app_env} \
-         attributes=[app.rollout.outcome:success|failure, server.port:*, \
-         app.env:*(default=unknown)]\n\
+         prometheus=app_rollout_queued{app_env,app_rollout_outcome,server_port} \
+         attributes=[app.env:*(default=unknown), app.rollout.outcome:success|failure, \
+         server.port:*]\n\
          duration_s: app.rollout.duration histogram<f64> unit=\"s\" \
-         prometheus=app_rollout_duration_seconds{app_rollout_outcome,server_port,app_env} \
-         attributes=[app.rollout.outcome:success|failure, server.port:*, \
-         app.env:*(default=unknown)] buckets=[1,5]\n"
+         prometheus=app_rollout_duration_seconds{app_env,app_rollout_outcome,server_port} \
+         attributes=[app.env:*(default=unknown), app.rollout.outcome:success|failure, \
+         server.port:*] buckets=[1,5]\n"
     );
+}
+
+/// The labels `declared` lists are those of the scrape, in its order.
+#[test]
+fn declared_labels_are_in_the_order_of_the_scrape() {
+    let exposition = recorded().exposition();
+    for line in declared::<Rollouts>().lines() {
+        let labels = line
+            .split_once("prometheus=")
+            .and_then(|(_, rest)| rest.split_once('{'))
+            .and_then(|(family, rest)| Some((family, rest.split_once('}')?.0)))
+            .expect("a family and its labels");
+        let (family, labels) = labels;
+        let sample = exposition
+            .lines()
+            .find(|l| l.starts_with(family) && !l.starts_with('#'))
+            .unwrap_or_else(|| panic!("{family} in the scrape"));
+        let scraped: Vec<&str> = sample
+            .split_once('{')
+            .and_then(|(_, rest)| rest.split_once('}'))
+            .map(|(labels, _)| labels.split(',').map(|kv| kv.split('=').next().unwrap_or(kv)))
+            .expect("labels")
+            .filter(|name| *name != "otel_scope_name" && *name != "le")
+            .collect();
+        assert_eq!(labels.split(',').collect::<Vec<_>>(), scraped, "{family}");
+    }
 }

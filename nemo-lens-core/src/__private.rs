@@ -16,11 +16,23 @@ pub use opentelemetry::{Key, KeyValue, Value};
 
 pub use crate::{
     pin_histogram_aggregation, AttributeDescriptor, Descriptor, HistogramAggregation,
-    InstrumentKind, Instruments, Meter, MeterLease, SemconvGate, SetSlot, ValueType,
+    Guarded, InstrumentKind, Instruments, Meter, MeterLease, SemconvGate, SetSlot, ValueType,
 };
 
+/// What `fail` on a guard needs: an attribute marked `error_type` to set.
+/// Never implemented, so that calling `fail` on a guard without one says
+/// what to add instead of "no method named `fail`".
+#[diagnostic::on_unimplemented(
+    message = "`fail` sets the attribute marked `error_type`, and `{Self}` has none",
+    label = "`{Self}` has no attribute marked `error_type`",
+    note = "mark the attribute that says why the work failed, for example \
+            #[attribute(\"error.type\", error_type)] on an `Option<String>` field, or end the \
+            guard with `finish()`"
+)]
+pub trait ErrorTypeAttribute<E> {}
+
 pub use crate::attributes::{concat_attributes, concat_keys, keys_disjoint, Attributes};
-pub use crate::observe::Observed;
+pub use crate::observe::{ObserveError, Observation, Observed};
 pub use ::core::option::Option::{self, None, Some};
 pub use ::core::result::Result::{self, Err, Ok};
 pub use ::std::boxed::Box;

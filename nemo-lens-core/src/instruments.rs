@@ -53,3 +53,38 @@ pub trait Instruments: 'static {
         }
     }
 }
+
+/// A set with a guard: prepared with its setters, then started.
+///
+/// `T::start(&meter)` starts a guard on an empty set; `start` on a value
+/// (this trait, in scope with `use nemo_lens::Guarded`) starts one on the
+/// set as prepared, so the attributes of its `in_flight` counters can be set
+/// before the count goes up. Implemented by `#[instruments(guard)]` sets and
+/// by the built-in sets that have a request guard.
+///
+/// ```
+/// use nemo_lens::{Guarded, Instruments, Meter};
+///
+/// /// Jobs of a worker.
+/// #[derive(Instruments, Default)]
+/// #[instruments(guard)]
+/// struct Job {
+///     /// Jobs running.
+///     #[up_down_counter("app.jobs.active", unit = "{job}", in_flight)]
+///     active: Option<i64>,
+///     /// The job's queue.
+///     #[attribute("app.queue")]
+///     queue: Option<String>,
+/// }
+///
+/// let meter = Meter::noop();
+/// let job = Job::default().queue("gpu").start(&meter);
+/// job.finish();
+/// ```
+pub trait Guarded: Instruments + Sized {
+    /// What [`start`](Guarded::start) returns.
+    type Guard;
+
+    /// Starts the guard on this set as prepared.
+    fn start(self, meter: &Meter) -> Self::Guard;
+}

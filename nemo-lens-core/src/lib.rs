@@ -34,8 +34,9 @@ pub use attributes::Attributes;
 pub use cache::SetSlot;
 pub use descriptor::{AttributeDescriptor, Descriptor, InstrumentKind, ValueType};
 pub use global::get_meter;
-pub use instruments::Instruments;
+pub use instruments::{Guarded, Instruments};
 pub use meter::{Meter, WeakMeter};
+pub use observe::{ObserveError, Observation};
 #[doc(hidden)]
 pub use meter::MeterLease;
 pub use prometheus_names::{prometheus_label, PrometheusNames};

@@ -74,50 +74,45 @@ pub struct GenAiAttributes {
 }
 
 /// The [`GenAiAttributes`] setters on a set that flattens them as `base`, so
-/// that `InferenceMetrics::default().model("m")` reads as before.
+/// that `InferenceMetrics::default().model("m")` reads as before; each with
+/// its `set_` twin through a borrow, as derived setters have.
 macro_rules! base_setters {
     ($set:ident) => {
         impl $set {
-            /// Sets the requested model (`gen_ai.request.model`).
-            #[must_use]
-            #[inline]
-            pub fn model(mut self, value: impl Into<StringValue>) -> Self {
-                self.base.model = Some(value.into());
-                self
-            }
-
-            /// Sets the provider (`gen_ai.provider.name`, default `nemo`).
-            #[must_use]
-            #[inline]
-            pub fn provider_name(mut self, value: impl Into<StringValue>) -> Self {
-                self.base.provider_name = Some(value.into());
-                self
-            }
-
-            /// Sets the model that answered (`gen_ai.response.model`).
-            #[must_use]
-            #[inline]
-            pub fn response_model(mut self, value: impl Into<StringValue>) -> Self {
-                self.base.response_model = Some(value.into());
-                self
-            }
-
-            /// Sets the server's address (`server.address`).
-            #[must_use]
-            #[inline]
-            pub fn server_address(mut self, value: impl Into<StringValue>) -> Self {
-                self.base.server_address = Some(value.into());
-                self
-            }
-
-            /// Sets the server's port (`server.port`).
-            #[must_use]
-            #[inline]
-            pub fn server_port(mut self, value: u16) -> Self {
-                self.base.server_port = Some(value);
-                self
+            base_setters! {
+                @pair
+                /// Sets the requested model (`gen_ai.request.model`).
+                model set_model (value: impl Into<StringValue>) value.into();
+                /// Sets the provider (`gen_ai.provider.name`, default `nemo`).
+                provider_name set_provider_name (value: impl Into<StringValue>) value.into();
+                /// Sets the model that answered (`gen_ai.response.model`).
+                response_model set_response_model (value: impl Into<StringValue>) value.into();
+                /// Sets the server's address (`server.address`).
+                server_address set_server_address (value: impl Into<StringValue>) value.into();
+                /// Sets the server's port (`server.port`).
+                server_port set_server_port (value: u16) value;
             }
         }
+    };
+    (@pair $($(#[$doc:meta])* $name:ident $set:ident ($($param:tt)*) $value:expr;)*) => {
+        $(
+            $(#[$doc])*
+            #[must_use]
+            #[inline]
+            pub fn $name(mut self, $($param)*) -> Self {
+                self.base.$name = Some($value);
+                self
+            }
+
+            $(#[$doc])*
+            ///
+            /// The same through a borrow.
+            #[inline]
+            pub fn $set(&mut self, $($param)*) -> &mut Self {
+                self.base.$name = Some($value);
+                self
+            }
+        )*
     };
 }
 

@@ -40,14 +40,15 @@ pub(crate) struct Guard<S: Ended> {
 }
 
 impl<S: Ended> Guard<S> {
-    pub fn start(meter: &Meter, at: Option<Instant>) -> Self {
+    /// Starts on `metrics` as prepared (the attributes and counts set so far).
+    pub fn start(meter: &Meter, at: Option<Instant>, metrics: S) -> Self {
         let timing = match at {
             Some(at) => Timing::start_at(meter.is_enabled(), at),
             None => Timing::default(),
         };
         Guard {
             meter: meter.lease(),
-            metrics: S::default(),
+            metrics,
             timing,
             ended: false,
         }
@@ -100,43 +101,45 @@ impl<S: Ended> Drop for Guard<S> {
 }
 
 /// The attribute and token setters of a guard, each storing its value in the
-/// guard's set: both guards state their setters in one table each. `into T`
-/// takes anything that converts into `T`; a plain `T` takes `T` itself, so
-/// that a literal port (`8000`) needs no suffix.
+/// guard's set: both guards state their setters in one table each. Each
+/// field gets `name(value) -> Self` to chain and `set_name(value) -> &mut
+/// Self` through a borrow, as the derive's guards have. `into T` takes
+/// anything that converts into `T`; a plain `T` takes `T` itself, so that a
+/// literal port (`8000`) needs no suffix.
 macro_rules! guard_setters {
     () => {};
     // A field of the flattened group `$group`.
-    ($(#[$doc:meta])* $name:ident in $group:ident: into $ty:ty; $($rest:tt)*) => {
-        $(#[$doc])*
-        pub fn $name(mut self, value: impl Into<$ty>) -> Self {
-            self.guard.metrics.$group.$name = Some(value.into());
-            self
-        }
+    ($(#[$doc:meta])* $name:ident $set:ident in $group:ident: into $ty:ty; $($rest:tt)*) => {
+        $crate::guard::guard_setters!(@pair $(#[$doc])* $name $set [$group.$name] (value: impl Into<$ty>) value.into());
         guard_setters!($($rest)*);
     };
-    ($(#[$doc:meta])* $name:ident in $group:ident: $ty:ty; $($rest:tt)*) => {
-        $(#[$doc])*
-        pub fn $name(mut self, value: $ty) -> Self {
-            self.guard.metrics.$group.$name = Some(value);
-            self
-        }
+    ($(#[$doc:meta])* $name:ident $set:ident in $group:ident: $ty:ty; $($rest:tt)*) => {
+        $crate::guard::guard_setters!(@pair $(#[$doc])* $name $set [$group.$name] (value: $ty) value);
         guard_setters!($($rest)*);
     };
-    ($(#[$doc:meta])* $name:ident: into $ty:ty; $($rest:tt)*) => {
-        $(#[$doc])*
-        pub fn $name(mut self, value: impl Into<$ty>) -> Self {
-            self.guard.metrics.$name = Some(value.into());
-            self
-        }
+    ($(#[$doc:meta])* $name:ident $set:ident: into $ty:ty; $($rest:tt)*) => {
+        $crate::guard::guard_setters!(@pair $(#[$doc])* $name $set [$name] (value: impl Into<$ty>) value.into());
         guard_setters!($($rest)*);
     };
-    ($(#[$doc:meta])* $name:ident: $ty:ty; $($rest:tt)*) => {
+    ($(#[$doc:meta])* $name:ident $set:ident: $ty:ty; $($rest:tt)*) => {
+        $crate::guard::guard_setters!(@pair $(#[$doc])* $name $set [$name] (value: $ty) value);
+        guard_setters!($($rest)*);
+    };
+    (@pair $(#[$doc:meta])* $name:ident $set:ident [$($field:tt)*] ($($param:tt)*) $value:expr) => {
         $(#[$doc])*
-        pub fn $name(mut self, value: $ty) -> Self {
-            self.guard.metrics.$name = Some(value);
+        #[must_use]
+        pub fn $name(mut self, $($param)*) -> Self {
+            self.guard.metrics.$($field)* = Some($value);
             self
         }
-        guard_setters!($($rest)*);
+
+        $(#[$doc])*
+        ///
+        /// The same through a borrow.
+        pub fn $set(&mut self, $($param)*) -> &mut Self {
+            self.guard.metrics.$($field)* = Some($value);
+            self
+        }
     };
 }
 
@@ -147,20 +150,31 @@ pub(crate) use guard_setters;
 /// apart): `$noun` names what the guard measures in the docs, `$began` what
 /// happened at its start ("arrived", "was sent").
 macro_rules! lifecycle {
-    ($guard:ident, $noun:literal, $began:literal) => {
+    ($guard:ident, $set:ident, $noun:literal, $began:literal) => {
+        /// Starts the guard on the set as prepared with its setters:
+        #[doc = concat!("`", stringify!($set), "::default().model(\"m\").start(&meter)` is `",
+            stringify!($guard), "::start(&meter).model(\"m\")`.")]
+        impl nemo_lens_core::Guarded for $set {
+            type Guard = $guard;
+
+            fn start(self, meter: &Meter) -> $guard {
+                let now = meter.is_enabled().then(Instant::now);
+                $guard {
+                    guard: Guard::start(meter, now, self),
+                }
+            }
+        }
+
         impl $guard {
             #[doc = concat!("Starts measuring a ", $noun, " now.")]
             pub fn start(meter: &Meter) -> Self {
-                let now = meter.is_enabled().then(Instant::now);
-                $guard {
-                    guard: Guard::start(meter, now),
-                }
+                nemo_lens_core::Guarded::start($set::default(), meter)
             }
 
             #[doc = concat!("Starts measuring a ", $noun, " that ", $began, " at `at`.")]
             pub fn start_at(meter: &Meter, at: Instant) -> Self {
                 $guard {
-                    guard: Guard::start(meter, Some(at)),
+                    guard: Guard::start(meter, Some(at), $set::default()),
                 }
             }
 

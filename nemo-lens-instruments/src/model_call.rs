@@ -54,38 +54,38 @@ pub struct ModelCall {
     guard: Guard<ModelCallMetrics>,
 }
 
-lifecycle!(ModelCall, "call", "was sent");
+lifecycle!(ModelCall, ModelCallMetrics, "call", "was sent");
 
 impl ModelCall {
     guard_setters! {
         /// Sets the requested model (`gen_ai.request.model`).
-        model in base: into StringValue;
+        model set_model in base: into StringValue;
         /// Sets the model provider (`gen_ai.provider.name`, default `nemo`).
-        provider_name in base: into StringValue;
+        provider_name set_provider_name in base: into StringValue;
         /// Sets the operation (`gen_ai.operation.name`, default `chat`).
-        operation_name: into StringValue;
+        operation_name set_operation_name: into StringValue;
         /// Sets the model that answered (`gen_ai.response.model`).
-        response_model in base: into StringValue;
+        response_model set_response_model in base: into StringValue;
         /// Sets the address called (`server.address`).
-        server_address in base: into StringValue;
+        server_address set_server_address in base: into StringValue;
         /// Sets the port called (`server.port`).
-        server_port in base: u16;
+        server_port set_server_port in base: u16;
         /// Sets the number of prompt tokens.
-        input_tokens: u64;
+        input_tokens set_input_tokens: u64;
         /// Sets the number of output tokens, as the response reports them.
-        output_tokens: u64;
+        output_tokens set_output_tokens: u64;
         /// Sets how many of the input tokens were read from the provider's
         /// cache (recorded with the draft conventions' names only).
-        cache_read_input_tokens: u64;
+        cache_read_input_tokens set_cache_read_input_tokens: u64;
         /// Sets how many of the input tokens were written to the provider's
         /// cache (recorded with the draft conventions' names only).
-        cache_write_input_tokens: u64;
+        cache_write_input_tokens set_cache_write_input_tokens: u64;
         /// Sets how many of the output tokens were reasoning tokens
         /// (recorded with the draft conventions' names only).
-        reasoning_output_tokens: u64;
+        reasoning_output_tokens set_reasoning_output_tokens: u64;
         /// Sets the kind of tokens counted (`gen_ai.token.modality`, default
         /// `text`; on the draft conventions' usage counters only).
-        token_modality: TokenModality;
+        token_modality set_token_modality: TokenModality;
     }
 
     /// Notes that a chunk of the response arrived now: the first one sets the

@@ -51,40 +51,48 @@ pub struct InferenceRequest {
     guard: Guard<InferenceMetrics>,
 }
 
-lifecycle!(InferenceRequest, "request", "arrived");
+lifecycle!(InferenceRequest, InferenceMetrics, "request", "arrived");
 
 impl InferenceRequest {
     guard_setters! {
         /// Sets the requested model (`gen_ai.request.model`).
-        model in base: into StringValue;
+        model set_model in base: into StringValue;
         /// Sets the serving provider (`gen_ai.provider.name`, default `nemo`).
-        provider_name in base: into StringValue;
+        provider_name set_provider_name in base: into StringValue;
         /// Sets the operation (`gen_ai.operation.name`, default `text_completion`).
-        operation_name: into StringValue;
+        operation_name set_operation_name: into StringValue;
         /// Sets the model that answered (`gen_ai.response.model`).
-        response_model in base: into StringValue;
+        response_model set_response_model in base: into StringValue;
         /// Sets the server's address (`server.address`).
-        server_address in base: into StringValue;
+        server_address set_server_address in base: into StringValue;
         /// Sets the server's port (`server.port`).
-        server_port in base: u16;
+        server_port set_server_port in base: u16;
         /// Sets the number of prompt tokens.
-        input_tokens: u64;
+        input_tokens set_input_tokens: u64;
         /// Sets how many prompt tokens were served from the prefix cache
         /// (recorded with the draft conventions' names only).
-        cache_read_input_tokens: u64;
+        cache_read_input_tokens set_cache_read_input_tokens: u64;
         /// Sets how many prompt tokens were written to the prefix cache
         /// (recorded with the draft conventions' names only).
-        cache_write_input_tokens: u64;
+        cache_write_input_tokens set_cache_write_input_tokens: u64;
         /// Sets how many of the output tokens were reasoning tokens
         /// (recorded with the draft conventions' names only).
-        reasoning_output_tokens: u64;
+        reasoning_output_tokens set_reasoning_output_tokens: u64;
         /// Sets the kind of tokens counted (`gen_ai.token.modality`, default
         /// `text`; on the draft conventions' usage counters only).
-        token_modality: TokenModality;
+        token_modality set_token_modality: TokenModality;
     }
 
     /// Sets the total number of output tokens, replacing any count so far.
+    #[must_use]
     pub fn output_tokens(mut self, tokens: u64) -> Self {
+        self.guard.timing.set_outputs(tokens);
+        self
+    }
+
+    /// Sets the total number of output tokens through a borrow, replacing
+    /// any count so far.
+    pub fn set_output_tokens(&mut self, tokens: u64) -> &mut Self {
         self.guard.timing.set_outputs(tokens);
         self
     }

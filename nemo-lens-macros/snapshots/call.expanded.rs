@@ -263,10 +263,26 @@ const _: () = {
             self.duration_s = ::nemo_lens::__private::Some(value);
             self
         }
+        /**Sets [`duration_s`](Self::duration_s). Call duration.
+
+The same through a borrow, for a value in place.*/
+        #[inline]
+        fn set_duration_s(&mut self, value: f64) -> &mut Self {
+            self.duration_s = ::nemo_lens::__private::Some(value);
+            self
+        }
         ///Sets [`bytes`](Self::bytes). Bytes received.
         #[must_use]
         #[inline]
         fn bytes(mut self, value: u64) -> Self {
+            self.bytes = ::nemo_lens::__private::Some(value);
+            self
+        }
+        /**Sets [`bytes`](Self::bytes). Bytes received.
+
+The same through a borrow, for a value in place.*/
+        #[inline]
+        fn set_bytes(&mut self, value: u64) -> &mut Self {
             self.bytes = ::nemo_lens::__private::Some(value);
             self
         }
@@ -279,6 +295,16 @@ const _: () = {
             );
             self
         }
+        /**Sets [`model`](Self::model). The model called.
+
+The same through a borrow, for a value in place.*/
+        #[inline]
+        fn set_model(&mut self, value: impl ::core::convert::Into<String>) -> &mut Self {
+            self.model = ::nemo_lens::__private::Some(
+                ::core::convert::Into::into(value),
+            );
+            self
+        }
         ///Sets [`error_type`](Self::error_type). Why the call failed; on the duration only.
         #[must_use]
         #[inline]
@@ -286,6 +312,19 @@ const _: () = {
             mut self,
             value: impl ::core::convert::Into<&'static str>,
         ) -> Self {
+            self.error_type = ::nemo_lens::__private::Some(
+                ::core::convert::Into::into(value),
+            );
+            self
+        }
+        /**Sets [`error_type`](Self::error_type). Why the call failed; on the duration only.
+
+The same through a borrow, for a value in place.*/
+        #[inline]
+        fn set_error_type(
+            &mut self,
+            value: impl ::core::convert::Into<&'static str>,
+        ) -> &mut Self {
             self.error_type = ::nemo_lens::__private::Some(
                 ::core::convert::Into::into(value),
             );

@@ -171,10 +171,26 @@ const _: () = {
             self.loss = ::nemo_lens::__private::Some(value);
             self
         }
+        /**Sets [`loss`](Self::loss). Training loss.
+
+The same through a borrow, for a value in place.*/
+        #[inline]
+        fn set_loss(&mut self, value: f64) -> &mut Self {
+            self.loss = ::nemo_lens::__private::Some(value);
+            self
+        }
         ///Sets [`tokens`](Self::tokens). Tokens seen.
         #[must_use]
         #[inline]
         fn tokens(mut self, value: u64) -> Self {
+            self.tokens = ::nemo_lens::__private::Some(value);
+            self
+        }
+        /**Sets [`tokens`](Self::tokens). Tokens seen.
+
+The same through a borrow, for a value in place.*/
+        #[inline]
+        fn set_tokens(&mut self, value: u64) -> &mut Self {
             self.tokens = ::nemo_lens::__private::Some(value);
             self
         }

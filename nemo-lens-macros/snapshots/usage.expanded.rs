@@ -266,10 +266,31 @@ const _: () = {
             self.tokens = ::nemo_lens::__private::Some(value);
             self
         }
+        /**Sets [`tokens`](Self::tokens). Tokens used.
+
+The same through a borrow, for a value in place.*/
+        #[inline]
+        fn set_tokens(&mut self, value: u64) -> &mut Self {
+            self.tokens = ::nemo_lens::__private::Some(value);
+            self
+        }
         ///Sets [`modality`](Self::modality). The modality, on the new counter only.
         #[must_use]
         #[inline]
         fn modality(mut self, value: impl ::core::convert::Into<&'static str>) -> Self {
+            self.modality = ::nemo_lens::__private::Some(
+                ::core::convert::Into::into(value),
+            );
+            self
+        }
+        /**Sets [`modality`](Self::modality). The modality, on the new counter only.
+
+The same through a borrow, for a value in place.*/
+        #[inline]
+        fn set_modality(
+            &mut self,
+            value: impl ::core::convert::Into<&'static str>,
+        ) -> &mut Self {
             self.modality = ::nemo_lens::__private::Some(
                 ::core::convert::Into::into(value),
             );

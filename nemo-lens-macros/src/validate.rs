@@ -142,6 +142,21 @@ fn check_guard(cx: &mut Ctxt, container: &Container) {
                 if let (Some(value), false) = (&decl.on_drop, guard) {
                     cx.error(value, needs_guard("on_drop"));
                 }
+                if let (Some(value), None, true) = (
+                    &decl.on_drop,
+                    &decl.error_type,
+                    decl.key.value() == "error.type",
+                ) {
+                    cx.error(
+                        value,
+                        format!(
+                            "`error.type` has an `on_drop` value but is not marked `error_type`, \
+                             so the guard has no `fail(e)` to set it when the work fails: write #[attribute(\"error.type\", error_type, on_drop = \
+                             {})]",
+                            value.to_token_stream()
+                        ),
+                    );
+                }
                 if let Some(flag) = &decl.error_type {
                     if !guard {
                         cx.error(flag, needs_guard("error_type"));
@@ -368,6 +383,9 @@ fn measured<'a>(
         .collect();
     if let Some(flag) = &decl.start_at_zero {
         check_start_at_zero(cx, checked, decl, flag, instrument, &attributes);
+    }
+    if decl.in_flight.is_some() {
+        check_in_flight_attributes(cx, checked, field, &attributes);
     }
     Some(Measured {
         field,
@@ -597,6 +615,33 @@ fn check_start_at_zero(
                      this instrument with `only(..)`, or remove `start_at_zero`",
                     attached.key(),
                     attached.field.ident
+                ),
+            );
+        }
+    }
+}
+
+/// An `in_flight` count goes up and comes back with the attributes as they
+/// are at the guard's start, so it cannot carry one that is set only at the
+/// end: without this rule the +1 and the -1 would land on different series.
+fn check_in_flight_attributes(cx: &mut Ctxt, checked: &Checked, field: &Field, attributes: &[usize]) {
+    for &a in attributes {
+        let attached = &checked.attributes[a];
+        let end_only = match (&attached.decl.error_type, &attached.decl.on_drop) {
+            (Some(flag), _) => Some((flag.to_token_stream(), "error_type")),
+            (None, Some(value)) => Some((value.to_token_stream(), "on_drop")),
+            (None, None) => None,
+        };
+        if let Some((node, what)) = end_only {
+            cx.error(
+                node,
+                format!(
+                    "attribute `{}` is set when the guard ends (`{what}`), but the `in_flight` \
+                     count `{}` goes up at the start and comes back with the attributes it went \
+                     up with: leave it off the count with `only(..)` naming the fields recorded \
+                     at the end",
+                    attached.key(),
+                    field.ident
                 ),
             );
         }

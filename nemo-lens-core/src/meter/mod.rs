@@ -12,6 +12,7 @@ use std::borrow::Cow;
 use crate::owned::{
     CounterOf, GaugeOf, HistogramBuilder, OwnedContext, Registry, ScalarBuilder, UpDownCounterOf,
 };
+use crate::observe::{ObserveError, Observation, Registrations};
 use crate::{Instruments, SemconvOptIn};
 
 pub use lease::MeterLease;
@@ -56,6 +57,7 @@ struct Inner {
     sets: SetCache,
     groups: GroupCache,
     owned: Option<OwnedContext>,
+    observations: Arc<Registrations>,
 }
 
 impl Meter {
@@ -96,9 +98,20 @@ impl Meter {
                 sets: SetCache::new(),
                 groups: GroupCache::default(),
                 owned,
+                observations: Arc::default(),
             }),
             leases: Some(Arc::new(Leases::new())),
         }
+    }
+
+    /// Registers `source` as the one source of the observed set `T` on
+    /// this meter; for `T::observe`.
+    #[doc(hidden)]
+    pub fn register_observation<T: 'static>(
+        &self,
+        source: Arc<dyn std::any::Any + Send + Sync>,
+    ) -> Result<Observation, ObserveError> {
+        self.inner.observations.register::<T>(source)
     }
 
     /// A handle for something that records later, such as a guard: it keeps

@@ -133,8 +133,10 @@ impl Capture {
     /// # Panics
     ///
     /// When `name` is not a histogram.
-    pub fn count(&self, name: &str, attributes: &[(&str, &str)]) -> Option<f64> {
+    pub fn count(&self, name: &str, attributes: &[(&str, &str)]) -> Option<u64> {
+        // Counts are whole numbers, added up exactly below 2^53.
         self.query(name, attributes, Query::Count)
+            .map(|count| count as u64)
     }
 
     /// The attributes of each point (each series) of the instrument `name`:

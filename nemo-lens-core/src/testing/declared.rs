@@ -7,7 +7,9 @@ use crate::descriptor::{AttributeDescriptor, Descriptor, InstrumentKind, ValueTy
 use crate::{Instruments, SemconvGate};
 
 /// What `T` declares, one line per [`Descriptor`] in declaration order
-/// (`T::DESCRIPTORS`), each line ending in `\n`:
+/// (`T::DESCRIPTORS`), each line ending in `\n`, labels and attributes in the
+/// order the wire carries them (labels sorted by name as a scrape shows them,
+/// attributes by key as OTLP sends them):
 ///
 /// ```text
 /// {field}: {name} {kind}<{value type}> unit="{unit}" prometheus={family}{{labels}} attributes=[{attributes}]
@@ -62,7 +64,12 @@ pub fn declared<T: Instruments + ?Sized>() -> String {
 }
 
 fn line(out: &mut String, d: &Descriptor) {
-    let names = d.prometheus_names();
+    let mut names = d.prometheus_names();
+    // In the order the wire carries them: a scrape sorts labels by name,
+    // OTLP (the SDK's attribute sets) sorts attributes by key.
+    names.labels.sort();
+    let mut attributes: Vec<&AttributeDescriptor> = d.attributes.iter().collect();
+    attributes.sort_by_key(|a| a.key);
     let _ = write!(
         out,
         "{}: {} {}<{}> unit=\"{}\" prometheus={}{{{}}} attributes=[",
@@ -74,7 +81,7 @@ fn line(out: &mut String, d: &Descriptor) {
         names.family,
         names.labels.join(","),
     );
-    for (i, attribute) in d.attributes.iter().enumerate() {
+    for (i, attribute) in attributes.into_iter().enumerate() {
         if i > 0 {
             out.push_str(", ");
         }
@@ -207,9 +214,9 @@ mod tests {
         assert_eq!(
             declared::<Declared>(),
             "finished: app.rollout.finished counter<u64> unit=\"{rollout}\" \
-             prometheus=app_rollout_finished_total{app_rollout_outcome,app_model,app_env_kind} \
-             attributes=[app.rollout.outcome:success|failure, app.model:*(default=unknown), \
-             app.env.kind=sandbox]\n\
+             prometheus=app_rollout_finished_total{app_env_kind,app_model,app_rollout_outcome} \
+             attributes=[app.env.kind=sandbox, app.model:*(default=unknown), \
+             app.rollout.outcome:success|failure]\n\
              ttft: app.ttft histogram<f64> unit=\"s\" prometheus=app_ttft_seconds{} \
              attributes=[] buckets=default aggregation=base2_exponential_bucket_histogram \
              semconv=opt_in(gen_ai_latest_experimental)\n"

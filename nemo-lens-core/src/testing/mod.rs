@@ -44,7 +44,7 @@
 //! assert_eq!(capture.sum("app.rollout.finished", &[]), Some(2.0));
 //! let failed = [("app.rollout.outcome", "failure")];
 //! assert_eq!(capture.sum("app.rollout.finished", &failed), Some(1.0));
-//! assert_eq!(capture.count("app.rollout.duration", &[]), Some(2.0));
+//! assert_eq!(capture.count("app.rollout.duration", &[]), Some(2));
 //! assert_eq!(capture.sum("app.rollout.duration", &failed), Some(4.0));
 //! assert_eq!(capture.last_value("app.rollout.queued", &[]), Some(3.0));
 //! // No such instrument, or no point with that attribute.

@@ -1,14 +1,17 @@
-//! `#[instruments(guard)]`: `T::start(&meter) -> TGuard`, which derefs to
-//! `T` while it runs and records once when it ends (`finish()`, `fail(e)`,
-//! or drop: a panic unwinding through it, a cancelled future).
+//! `#[instruments(guard)]`: `T::start(&meter) -> TGuard` (or `start` on a
+//! prepared set, through `Guarded`), which derefs to `T` while it runs and
+//! records once when it ends (`finish()`, `fail(e)`, or drop: a panic
+//! unwinding through it, a cancelled future).
 //!
-//! `in_flight` up-down counters get +1 at the start and -1 at the end,
-//! both recorded with the struct's attributes unset (their defaults), so
-//! the pair always lands on the same series whatever the guarded code sets
-//! in between; `elapsed` histograms get the time from start to end.
+//! `in_flight` up-down counters get +1 at the start and -1 at the end, both
+//! with the attributes they carry as they were at the start (kept aside for
+//! the guard's life), so the pair always lands on one series whatever the
+//! guarded code sets in between; `elapsed` histograms get the time from
+//! start to end.
 
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
 
 use crate::checked::Checked;
 use crate::model::Role;
@@ -54,10 +57,30 @@ pub(super) fn guard(checked: &Checked, p: &TokenStream) -> TokenStream {
         }
     }
 
-    let up = in_flight_record(ident, &in_flight, 1, p);
-    let down = in_flight_record(ident, &in_flight, -1, p);
-    let fail = error_type.map(|(name, ty)| {
-        quote! {
+    let (count, count_field, count_init, down) = if in_flight.is_empty() {
+        Default::default()
+    } else {
+        (
+            in_flight_count(checked, &in_flight, p),
+            quote! {
+                /// The `in_flight` counts with the attributes they went up with.
+                __in_flight: #ident,
+            },
+            quote!(__in_flight,),
+            quote! {
+                // The counts go back on the series they went up on.
+                #(self.__in_flight.#in_flight = #p::Some(::core::convert::From::from(-1i8));)*
+                #p::Instruments::record(&self.__in_flight, meter);
+            },
+        )
+    };
+    let setters = if container.setters {
+        super::setters::guard_setters(checked, p)
+    } else {
+        TokenStream::new()
+    };
+    let fail = match error_type {
+        Some((name, ty)) => quote! {
             /// Ends the guarded work as failed: sets the error type, then
             /// records as [`finish`](Self::finish) does.
             #[inline]
@@ -65,16 +88,29 @@ pub(super) fn guard(checked: &Checked, p: &TokenStream) -> TokenStream {
                 self.__metrics.#name = #p::Some(::core::convert::Into::into(error_type));
                 self.__end();
             }
-        }
-    });
+        },
+        // So that `fail` names what is missing instead of "no method".
+        None => quote! {
+            #[doc(hidden)]
+            #vis fn fail<E>(self, error_type: E)
+            where
+                #ident: #p::ErrorTypeAttribute<E>,
+            {
+                let _ = error_type;
+                self.finish();
+            }
+        },
+    };
     let doc = format!(
         "Records one run of [`{ident}`] when it ends: returned by [`{ident}::start`], it derefs \
          to the struct so fields can be set while it runs, and records exactly once, at \
          [`finish`](Self::finish), `fail` or drop (a panic, a cancelled future)."
     );
     let start_doc = format!(
-        "Starts a [`{guard}`] on `meter`: the time is read now (not on a disabled meter), and \
-         `in_flight` counters go up by one until it ends."
+        "Starts a [`{guard}`] on `meter` with every field unset: the time is read now (not on a \
+         disabled meter), and `in_flight` counters go up by one until it ends. To set the \
+         attributes an `in_flight` count carries, prepare the set and start that: \
+         `{ident}::default().field(..).start(&meter)` (the trait `Guarded`)."
     );
 
     quote! {
@@ -82,6 +118,7 @@ pub(super) fn guard(checked: &Checked, p: &TokenStream) -> TokenStream {
         #[must_use = "the guard records when it ends: call finish(), or bind it to a variable"]
         #vis struct #guard {
             __metrics: #ident,
+            #count_field
             __meter: #p::MeterLease,
             __start: #p::Option<#p::Instant>,
             __ended: bool,
@@ -91,10 +128,21 @@ pub(super) fn guard(checked: &Checked, p: &TokenStream) -> TokenStream {
         impl #ident {
             #[doc = #start_doc]
             #vis fn start(meter: &#p::Meter) -> #guard {
+                #p::Guarded::start(Self::__none(), meter)
+            }
+        }
+
+        #[automatically_derived]
+        impl #p::Guarded for #ident {
+            type Guard = #guard;
+
+            fn start(self, meter: &#p::Meter) -> #guard {
                 let __start = meter.is_enabled().then(#p::Instant::now);
-                #up
+                let __metrics = self;
+                #count
                 #guard {
-                    __metrics: Self::__none(),
+                    __metrics,
+                    #count_init
                     __meter: meter.lease(),
                     __start,
                     __ended: false,
@@ -113,6 +161,8 @@ pub(super) fn guard(checked: &Checked, p: &TokenStream) -> TokenStream {
 
             #fail
 
+            #setters
+
             /// Time since the start; zero on a disabled meter, which reads
             /// no clock.
             #vis fn elapsed(&self) -> ::core::time::Duration {
@@ -127,7 +177,7 @@ pub(super) fn guard(checked: &Checked, p: &TokenStream) -> TokenStream {
                     let __elapsed = __start.elapsed();
                     #(self.__metrics.#elapsed = #p::Some(__elapsed);)*
                 }
-                // The counts go back on the series they went up on.
+                // The guard owns the counts: a value set on the way is not one.
                 #(self.__metrics.#in_flight = #p::None;)*
                 let meter: &#p::Meter = &self.__meter;
                 #p::Instruments::record(&self.__metrics, meter);
@@ -164,19 +214,40 @@ pub(super) fn guard(checked: &Checked, p: &TokenStream) -> TokenStream {
     }
 }
 
-/// Records `delta` on every `in_flight` counter, attributes unset.
-fn in_flight_record(
-    ident: &syn::Ident,
-    fields: &[&syn::Ident],
-    delta: i8,
-    p: &TokenStream,
-) -> TokenStream {
-    if fields.is_empty() {
-        return TokenStream::new();
+/// Takes the `in_flight` counts out of the set into a set of their own
+/// (`__in_flight`), with clones of the attributes they carry, and records +1.
+fn in_flight_count(checked: &Checked, fields: &[&syn::Ident], p: &TokenStream) -> TokenStream {
+    debug_assert!(!fields.is_empty());
+    let mut attributes = Vec::new();
+    let mut groups = Vec::new();
+    for m in checked.measures.iter().filter(|m| m.decl.in_flight.is_some()) {
+        attributes.extend(m.attributes.iter().copied());
+        groups.extend(m.flattened.iter().copied());
     }
-    quote! {{
-        let mut __count = #ident::__none();
-        #(__count.#fields = #p::Some(::core::convert::From::from(#delta));)*
-        #p::Instruments::record(&__count, meter);
-    }}
+    attributes.sort_unstable();
+    attributes.dedup();
+    groups.sort_unstable();
+    groups.dedup();
+    // Spanned on the field, so a type that cannot be cloned is named there.
+    let copies = attributes
+        .iter()
+        .map(|&a| checked.attributes[a].field)
+        .chain(groups.iter().map(|&g| checked.flattened[g].field))
+        .map(|field| {
+            let name = &field.ident;
+            quote_spanned! {field.inner_ty.span()=>
+                __in_flight.#name = ::core::clone::Clone::clone(&__metrics.#name);
+            }
+        });
+    let ident = &checked.container.ident;
+    quote! {
+        let mut __metrics = __metrics;
+        let mut __in_flight = #ident::__none();
+        #(#copies)*
+        #(
+            __metrics.#fields = #p::None;
+            __in_flight.#fields = #p::Some(::core::convert::From::from(1i8));
+        )*
+        #p::Instruments::record(&__in_flight, meter);
+    }
 }

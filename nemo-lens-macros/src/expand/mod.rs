@@ -161,9 +161,15 @@ fn dummy_setters(input: &DeriveInput) -> TokenStream {
                 quote!(::core::convert::Into::into(value)),
             )
         };
+        let set_name = format_ident!("set_{}", name);
         Some(quote! {
             #[allow(dead_code)]
             #vis fn #name(mut self, #param) -> Self {
+                self.#name = ::core::option::Option::Some(#value);
+                self
+            }
+            #[allow(dead_code)]
+            #vis fn #set_name(&mut self, #param) -> &mut Self {
                 self.#name = ::core::option::Option::Some(#value);
                 self
             }

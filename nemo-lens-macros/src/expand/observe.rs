@@ -48,6 +48,10 @@ pub(super) fn observe(checked: &Checked, p: &TokenStream) -> TokenStream {
                 instrument,
                 quote! {
                     move |__observer| {
+                        // Gone once the registration is dropped.
+                        let #p::Some(__observed) = __observed.upgrade() else {
+                            return;
+                        };
                         #refresh
                         __observed.with(|__items| {
                             for __item in __items {
@@ -68,7 +72,7 @@ pub(super) fn observe(checked: &Checked, p: &TokenStream) -> TokenStream {
             });
             quote! {
                 #gate {
-                    let __observed = #p::Arc::clone(&__source);
+                    let __observed = #p::Arc::downgrade(&__source);
                     let _ = #build;
                 }
             }
@@ -77,27 +81,37 @@ pub(super) fn observe(checked: &Checked, p: &TokenStream) -> TokenStream {
         "Reports the values `source` returns as [`{ident}`]'s instruments, observed: the SDK \
          calls `source` once per collection, and each `Some` field of each value is reported \
          with that value's attributes (a gauge its last value, a counter its running total). A \
-         series `source` stops returning ends. Call it once per meter."
+         series `source` stops returning ends.\n\nThe source reports while the returned \
+         `Observation` lives (dropping it ends the source; `keep()` keeps it for the meter's \
+         life). One source per set and meter: while one reports, a second call is an \
+         `ObserveError`. On a meter that records nothing the source is never called."
     );
     quote! {
         #[automatically_derived]
         impl #ident {
             #[doc = #doc]
-            #vis fn observe<__S, __I>(meter: &#p::Meter, source: __S)
+            #vis fn observe<__S, __I>(
+                meter: &#p::Meter,
+                source: __S,
+            ) -> ::core::result::Result<#p::Observation, #p::ObserveError>
             where
                 __S: ::core::ops::Fn() -> __I + ::core::marker::Send + ::core::marker::Sync + 'static,
                 __I: ::core::iter::IntoIterator<Item = Self>,
                 Self: ::core::marker::Send + 'static,
             {
                 if !meter.is_enabled() {
-                    return;
+                    return ::core::result::Result::Ok(#p::Observation::inactive());
                 }
                 let __source = #p::Observed::new(move || {
                     ::core::iter::Iterator::collect::<#p::Vec<Self>>(
                         ::core::iter::IntoIterator::into_iter(source()),
                     )
                 });
+                let __registration = meter.register_observation::<Self>(
+                    ::core::clone::Clone::clone(&__source) as #p::Arc<dyn ::core::any::Any + ::core::marker::Send + ::core::marker::Sync>,
+                )?;
                 #(#instruments)*
+                ::core::result::Result::Ok(__registration)
             }
         }
     }

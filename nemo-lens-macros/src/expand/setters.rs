@@ -1,19 +1,78 @@
-//! Chainable setters, one per field.
+//! Setters, one pair per field: `field(value) -> Self` to chain on a value
+//! and `set_field(value) -> &mut Self` to set through a borrow. The guard
+//! gets the same pair, setting its set's field, so one style works on a set,
+//! a guard and a borrowed guard.
 
 use proc_macro2::TokenStream;
-use quote::quote;
+use quote::{format_ident, quote};
 
 use crate::checked::Checked;
 use crate::kind::FieldType;
 use crate::model::Role;
 
-/// `impl Struct { fn field(mut self, value) -> Self }` for every field.
+/// One field's setter, before it is written on a set or a guard.
+pub(crate) struct Setter<'a> {
+    name: &'a syn::Ident,
+    vis: &'a syn::Visibility,
+    doc: String,
+    param: TokenStream,
+    /// What the field is set to, from `value`.
+    value: TokenStream,
+}
+
+impl Setter<'_> {
+    /// Both setters, writing `self.#path.#name`: `path` is empty on the set
+    /// and the set's field on a guard.
+    fn pair(&self, path: &TokenStream) -> TokenStream {
+        let Setter {
+            name,
+            vis,
+            doc,
+            param,
+            value,
+        } = self;
+        let set_name = format_ident!("set_{}", name);
+        let set_doc = format!("{doc}\n\nThe same through a borrow, for a value in place.");
+        quote! {
+            #[doc = #doc]
+            #[must_use]
+            #[inline]
+            #vis fn #name(mut self, #param) -> Self {
+                self #path.#name = #value;
+                self
+            }
+
+            #[doc = #set_doc]
+            #[inline]
+            #vis fn #set_name(&mut self, #param) -> &mut Self {
+                self #path.#name = #value;
+                self
+            }
+        }
+    }
+}
+
+/// `impl Struct { fn field(..) -> Self; fn set_field(..) -> &mut Self }`.
 pub(super) fn setters(checked: &Checked, p: &TokenStream) -> TokenStream {
-    let container = checked.container;
-    let ident = &container.ident;
-    let setters = container.fields.iter().map(|field| {
+    let ident = &checked.container.ident;
+    let pairs = specs(checked, p).map(|setter| setter.pair(&TokenStream::new()));
+    quote! {
+        #[automatically_derived]
+        impl #ident {
+            #(#pairs)*
+        }
+    }
+}
+
+/// The same pairs as items of the guard's impl, setting its set's fields.
+pub(super) fn guard_setters(checked: &Checked, p: &TokenStream) -> TokenStream {
+    let path = quote!(.__metrics);
+    specs(checked, p).map(|setter| setter.pair(&path)).collect()
+}
+
+fn specs<'a>(checked: &'a Checked, p: &'a TokenStream) -> impl Iterator<Item = Setter<'a>> {
+    checked.container.fields.iter().map(move |field| {
         let name = &field.ident;
-        let vis = &field.vis;
         let ty = &field.inner_ty;
         let what = field.doc.clone().unwrap_or_default();
         let doc = format!("Sets [`{name}`](Self::{name}). {what}");
@@ -25,40 +84,25 @@ pub(super) fn setters(checked: &Checked, p: &TokenStream) -> TokenStream {
                     .iter()
                     .any(|d| d.field_type.is_some_and(|t| t.repeated)) =>
             {
-                (
-                    quote!(value: impl ::core::convert::Into<#ty>),
-                    quote!(::core::convert::Into::into(value)),
-                )
+                into(ty, p)
             }
-            Role::Instruments(_) => (quote!(value: #ty), quote!(value)),
+            Role::Instruments(_) => (quote!(value: #ty), quote!(#p::Some(value))),
             // The group itself, set whole (its own setters build it).
-            Role::Flatten(_) => {
-                return quote! {
-                    #[doc = #doc]
-                    #[must_use]
-                    #[inline]
-                    #vis fn #name(mut self, value: #ty) -> Self {
-                        self.#name = value;
-                        self
-                    }
-                };
-            }
-            Role::Attribute(_) => return attribute_setter(name, vis, ty, &doc, p),
+            Role::Flatten(_) => (quote!(value: #ty), quote!(value)),
+            Role::Attribute(_) => attribute_param(ty, p),
         };
-        optional_setter(name, vis, &doc, param, value, p)
-    });
-    quote! {
-        #[automatically_derived]
-        impl #ident {
-            #(#setters)*
+        Setter {
+            name,
+            vis: &field.vis,
+            doc,
+            param,
+            value,
         }
-    }
+    })
 }
 
-/// The setter of an attribute field holding `Option<ty>`, here and in
-/// `#[derive(Attributes)]` groups. A literal such as `8000` is an i32 until
-/// told otherwise, and `u16: From<i32>` does not exist: scalars take their
-/// own type, the rest anything that converts into it.
+/// The setters of an attribute field holding `Option<ty>`, in
+/// `#[derive(Attributes)]` groups.
 pub(crate) fn attribute_setter(
     name: &syn::Ident,
     vis: &syn::Visibility,
@@ -66,35 +110,33 @@ pub(crate) fn attribute_setter(
     doc: &str,
     p: &TokenStream,
 ) -> TokenStream {
-    let (param, value) = if is_scalar(ty) {
-        (quote!(value: #ty), quote!(value))
-    } else {
-        (
-            quote!(value: impl ::core::convert::Into<#ty>),
-            quote!(::core::convert::Into::into(value)),
-        )
-    };
-    optional_setter(name, vis, doc, param, value, p)
+    let (param, value) = attribute_param(ty, p);
+    Setter {
+        name,
+        vis,
+        doc: doc.to_owned(),
+        param,
+        value,
+    }
+    .pair(&TokenStream::new())
 }
 
-/// `fn name(mut self, param) -> Self` setting the field to `Some(value)`.
-fn optional_setter(
-    name: &syn::Ident,
-    vis: &syn::Visibility,
-    doc: &str,
-    param: TokenStream,
-    value: TokenStream,
-    p: &TokenStream,
-) -> TokenStream {
-    quote! {
-        #[doc = #doc]
-        #[must_use]
-        #[inline]
-        #vis fn #name(mut self, #param) -> Self {
-            self.#name = #p::Some(#value);
-            self
-        }
+/// A literal such as `8000` is an i32 until told otherwise, and
+/// `u16: From<i32>` does not exist: scalars take their own type, the rest
+/// anything that converts into it.
+fn attribute_param(ty: &syn::Type, p: &TokenStream) -> (TokenStream, TokenStream) {
+    if is_scalar(ty) {
+        (quote!(value: #ty), quote!(#p::Some(value)))
+    } else {
+        into(ty, p)
     }
+}
+
+fn into(ty: &syn::Type, p: &TokenStream) -> (TokenStream, TokenStream) {
+    (
+        quote!(value: impl ::core::convert::Into<#ty>),
+        quote!(#p::Some(::core::convert::Into::into(value))),
+    )
 }
 
 /// `bool` or a primitive number, written as a bare name.
