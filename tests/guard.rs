@@ -194,9 +194,7 @@ fn kv(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
 #[test]
 fn the_in_flight_count_carries_the_attributes_it_declares() {
     let c = Capture::new();
-    let mut job = QueuedJob::default()
-        .queue("gpu")
-        .start(c.meter());
+    let mut job = QueuedJob::default().queue("gpu").start(c.meter());
     assert_eq!(
         c.sum("app.queued.active", &[("app.queue", "gpu")]),
         Some(1.0),
@@ -240,10 +238,7 @@ fn the_in_flight_count_carries_the_attributes_it_declares() {
 fn setters_work_on_guards_by_value_and_by_borrow() {
     let c = Capture::new();
     // Chained on the guard, as on the set.
-    QueuedJob::start(c.meter())
-        .queue("a")
-        .items(1)
-        .finish();
+    QueuedJob::start(c.meter()).queue("a").items(1).finish();
     // Through a borrow.
     let mut job = QueuedJob::start(c.meter());
     job.set_queue("b").set_items(2);

@@ -121,7 +121,11 @@ fn dropping_the_observation_ends_the_source_and_frees_it() {
         1,
         "the source and what it captured are freed"
     );
-    assert_eq!(values(&c, "app.queue.waiting"), [None, None], "its series end");
+    assert_eq!(
+        values(&c, "app.queue.waiting"),
+        [None, None],
+        "its series end"
+    );
 
     // The set can be observed again, from a new source.
     let _again = QueueState::observe(c.meter(), waiting(5)).expect("the first one is gone");
@@ -134,7 +138,10 @@ fn a_second_source_of_the_same_set_is_refused_while_the_first_reports() {
     let first = QueueState::observe(c.meter(), waiting(1)).expect("first");
     let refused = QueueState::observe(c.meter(), waiting(2)).expect_err("second");
     assert!(refused.set().ends_with("QueueState"), "{}", refused.set());
-    assert!(refused.to_string().contains("already observed"), "{refused}");
+    assert!(
+        refused.to_string().contains("already observed"),
+        "{refused}"
+    );
     assert_eq!(
         values(&c, "app.queue.waiting"),
         [Some(1.0), None],

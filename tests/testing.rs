@@ -232,7 +232,11 @@ fn declared_labels_are_in_the_order_of_the_scrape() {
         let scraped: Vec<&str> = sample
             .split_once('{')
             .and_then(|(_, rest)| rest.split_once('}'))
-            .map(|(labels, _)| labels.split(',').map(|kv| kv.split('=').next().unwrap_or(kv)))
+            .map(|(labels, _)| {
+                labels
+                    .split(',')
+                    .map(|kv| kv.split('=').next().unwrap_or(kv))
+            })
             .expect("labels")
             .filter(|name| *name != "otel_scope_name" && *name != "le")
             .collect();

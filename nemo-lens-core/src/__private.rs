@@ -15,8 +15,8 @@ pub use crate::owned::{
 pub use opentelemetry::{Key, KeyValue, Value};
 
 pub use crate::{
-    pin_histogram_aggregation, AttributeDescriptor, Descriptor, HistogramAggregation,
-    Guarded, InstrumentKind, Instruments, Meter, MeterLease, SemconvGate, SetSlot, ValueType,
+    pin_histogram_aggregation, AttributeDescriptor, Descriptor, Guarded, HistogramAggregation,
+    InstrumentKind, Instruments, Meter, MeterLease, SemconvGate, SetSlot, ValueType,
 };
 
 /// What `fail` on a guard needs: an attribute marked `error_type` to set.
@@ -32,7 +32,7 @@ pub use crate::{
 pub trait ErrorTypeAttribute<E> {}
 
 pub use crate::attributes::{concat_attributes, concat_keys, keys_disjoint, Attributes};
-pub use crate::observe::{ObserveError, Observation, Observed};
+pub use crate::observe::{Observation, ObserveError, Observed};
 pub use ::core::option::Option::{self, None, Some};
 pub use ::core::result::Result::{self, Err, Ok};
 pub use ::std::boxed::Box;

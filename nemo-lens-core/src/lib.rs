@@ -35,10 +35,10 @@ pub use cache::SetSlot;
 pub use descriptor::{AttributeDescriptor, Descriptor, InstrumentKind, ValueType};
 pub use global::get_meter;
 pub use instruments::{Guarded, Instruments};
-pub use meter::{Meter, WeakMeter};
-pub use observe::{ObserveError, Observation};
 #[doc(hidden)]
 pub use meter::MeterLease;
+pub use meter::{Meter, WeakMeter};
+pub use observe::{Observation, ObserveError};
 pub use prometheus_names::{prometheus_label, PrometheusNames};
 pub use record::{AttributeValue, FixedAttributeValue, KeyPart};
 pub use semconv::{

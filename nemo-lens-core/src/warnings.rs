@@ -31,6 +31,8 @@ pub enum Warning {
     Exposure,
     /// A sampler could not start.
     Sampler,
+    /// A setting names something nemo-lens does not know.
+    Setting,
 }
 
 /// Kinds already said on stderr, one bit each.

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
 use nemo_lens_core::telemetry::{
-    EnvLookup, ExportStrategy, NemoLensConfig, SetupError, SetupOptions,
+    EnvLookup, ExportStrategy, NemoLensConfig, PrometheusResourceLabels, SetupError, SetupOptions,
 };
 use opentelemetry::{Key, KeyValue, Value};
 use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData, ResourceMetrics};
@@ -599,4 +599,31 @@ fn cardinality_limit_bounds_series_and_overflow_is_reported() {
     assert_eq!(overflow.len(), 1);
     let total: u64 = sum.data_points().map(|p| p.value()).sum();
     assert_eq!(total, 10);
+}
+
+#[test]
+fn resource_labels_for_our_endpoint_are_refused_beside_a_reader_of_your_own() {
+    let _serial = serial();
+    let reader = SharedReader(Arc::new(ManualReader::builder().build()));
+    let refused = options(&[])
+        .metric_reader(reader)
+        .prometheus_resource_labels(PrometheusResourceLabels::None)
+        .setup(&config(&[("NEMO_LENS_EXPORTER", "prometheus")]), 0, 1)
+        .expect_err("the labels would be ignored");
+    assert!(
+        matches!(
+            refused,
+            SetupError::UnusedOption {
+                option: "prometheus_resource_labels",
+                ..
+            }
+        ),
+        "{refused}"
+    );
+    assert!(
+        refused
+            .to_string()
+            .starts_with("SetupOptions::prometheus_resource_labels has no effect with"),
+        "{refused}"
+    );
 }

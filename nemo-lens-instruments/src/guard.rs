@@ -127,7 +127,6 @@ macro_rules! guard_setters {
     };
     (@pair $(#[$doc:meta])* $name:ident $set:ident [$($field:tt)*] ($($param:tt)*) $value:expr) => {
         $(#[$doc])*
-        #[must_use]
         pub fn $name(mut self, $($param)*) -> Self {
             self.guard.metrics.$($field)* = Some($value);
             self

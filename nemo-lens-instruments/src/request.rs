@@ -84,7 +84,6 @@ impl InferenceRequest {
     }
 
     /// Sets the total number of output tokens, replacing any count so far.
-    #[must_use]
     pub fn output_tokens(mut self, tokens: u64) -> Self {
         self.guard.timing.set_outputs(tokens);
         self

@@ -624,7 +624,12 @@ fn check_start_at_zero(
 /// An `in_flight` count goes up and comes back with the attributes as they
 /// are at the guard's start, so it cannot carry one that is set only at the
 /// end: without this rule the +1 and the -1 would land on different series.
-fn check_in_flight_attributes(cx: &mut Ctxt, checked: &Checked, field: &Field, attributes: &[usize]) {
+fn check_in_flight_attributes(
+    cx: &mut Ctxt,
+    checked: &Checked,
+    field: &Field,
+    attributes: &[usize],
+) {
     for &a in attributes {
         let attached = &checked.attributes[a];
         let end_only = match (&attached.decl.error_type, &attached.decl.on_drop) {

@@ -106,7 +106,10 @@ mod tests {
         let weak = meter.downgrade();
         let lease = meter.lease();
         assert!(lease.same_cache(&meter));
-        assert!(meter.lease().same_cache(&lease), "a second lease, same cache");
+        assert!(
+            meter.lease().same_cache(&lease),
+            "a second lease, same cache"
+        );
         drop(meter);
         let upgraded = weak.upgrade().expect("the lease keeps the meter alive");
         assert!(upgraded.same_cache(&lease));

@@ -9,14 +9,14 @@ use crate::cache::SetCache;
 use crate::groups::GroupCache;
 use std::borrow::Cow;
 
+use crate::observe::{Observation, ObserveError, Registrations};
 use crate::owned::{
     CounterOf, GaugeOf, HistogramBuilder, OwnedContext, Registry, ScalarBuilder, UpDownCounterOf,
 };
-use crate::observe::{ObserveError, Observation, Registrations};
 use crate::{Instruments, SemconvOptIn};
 
-pub use lease::MeterLease;
 use lease::Leases;
+pub use lease::MeterLease;
 
 /// A cheap-to-clone handle over an OpenTelemetry meter and the instrument
 /// sets built on it.

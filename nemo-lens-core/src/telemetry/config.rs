@@ -342,6 +342,17 @@ impl NemoLensConfig {
         }
         if let Some((var, v)) = reader.plain(&["OTEL_RESOURCE_ATTRIBUTES"]) {
             config.resource_attributes = parse_key_values(&var, &v)?;
+            // As the OTel SDKs do: `OTEL_SERVICE_NAME` wins, else the
+            // resource attributes' `service.name`, and only then the default.
+            let named = reader.plain(&["OTEL_SERVICE_NAME"]).is_some();
+            let given = config
+                .resource_attributes
+                .iter()
+                .rev()
+                .find(|(key, _)| key == "service.name");
+            if let (false, Some((_, name))) = (named, given) {
+                config.service_name = name.clone();
+            }
         }
         config.deployment_environment = reader
             .plain(&["DEPLOYMENT_ENV", "ENVIRONMENT"])
@@ -366,6 +377,7 @@ impl NemoLensConfig {
         }
         if let Some((_, v)) = reader.plain(&[SEMCONV_STABILITY_OPT_IN]) {
             config.semconv_opt_in = SemconvOptIn::parse(&v);
+            warn_misspelt_opt_in(&v);
         }
         if let Some((var, v)) = reader.prefixed("CARDINALITY_LIMIT") {
             let limit: usize = parse_number(&var, &v, "a positive whole number of series")?;
@@ -432,9 +444,68 @@ impl Reader<'_> {
     }
 }
 
+/// The variable is shared with every instrumentation library (`http`,
+/// `database`, ...), so an entry nemo-lens does not read is not an error;
+/// but one that looks like the value it does read is a typo that would
+/// silently keep the old names.
+fn warn_misspelt_opt_in(value: &str) {
+    for entry in value.split(',').map(str::trim) {
+        let area = entry.strip_suffix("/dup").unwrap_or(entry);
+        if let Some(meant) = misspelt_opt_in(area) {
+            crate::warnings::emit(crate::warnings::Warning::Setting, || {
+                tracing::warn!(
+                    "{SEMCONV_STABILITY_OPT_IN} has `{entry}`, which no instrument reads: did you \
+                     mean `{meant}`? Until then the GenAI instruments keep their default names"
+                );
+            });
+        }
+    }
+}
+
+/// The value nemo-lens reads that `area` is a misspelling of, if any.
+fn misspelt_opt_in(area: &str) -> Option<&'static str> {
+    const KNOWN: &str = crate::GEN_AI_LATEST_EXPERIMENTAL;
+    let folded = area.to_ascii_lowercase().replace(['-', '.', ' '], "_");
+    let close = folded.starts_with("gen_ai") || folded.starts_with("genai");
+    (area != KNOWN && close).then_some(KNOWN)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_misspelt_gen_ai_opt_in_is_named_and_other_areas_are_not() {
+        for typo in [
+            "gen_ai_latest_experimentl",
+            "gen_ai",
+            "GEN_AI_LATEST_EXPERIMENTAL",
+            "genai_latest_experimental",
+            "gen-ai-latest-experimental",
+        ] {
+            assert_eq!(
+                misspelt_opt_in(typo),
+                Some("gen_ai_latest_experimental"),
+                "{typo}"
+            );
+        }
+        for fine in ["gen_ai_latest_experimental", "http", "database", "k8s", ""] {
+            assert_eq!(misspelt_opt_in(fine), None, "{fine}");
+        }
+    }
+
+    #[test]
+    fn service_name_comes_from_the_resource_attributes_unless_named() {
+        let c = config(&[("OTEL_RESOURCE_ATTRIBUTES", "service.name=trainer,team=rl")]).unwrap();
+        assert_eq!(c.service_name, "trainer");
+        let c = config(&[
+            ("OTEL_RESOURCE_ATTRIBUTES", "service.name=trainer"),
+            ("OTEL_SERVICE_NAME", "judge"),
+        ])
+        .unwrap();
+        assert_eq!(c.service_name, "judge", "OTEL_SERVICE_NAME wins");
+        assert_eq!(config(&[]).unwrap().service_name, "nemo");
+    }
 
     fn config(pairs: &[(&str, &str)]) -> Result<NemoLensConfig, ConfigError> {
         NemoLensConfig::from_lookup(EnvLookup::from_pairs(pairs.iter().copied()))

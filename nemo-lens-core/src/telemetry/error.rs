@@ -52,6 +52,18 @@ pub enum SetupError {
     /// The exporter could not be built; `source()` gives the cause.
     #[error(transparent)]
     Exporter(#[from] ExporterError),
+    /// Two options of [`SetupOptions`](super::SetupOptions) were given
+    /// where one makes the other meaningless: refused rather than one of
+    /// them silently ignored.
+    #[error("SetupOptions::{option} has no effect with SetupOptions::{with}: {reason}")]
+    UnusedOption {
+        /// The option that would be ignored.
+        option: &'static str,
+        /// The option that makes it meaningless.
+        with: &'static str,
+        /// Why, and what to do instead.
+        reason: &'static str,
+    },
     /// Boundaries given to
     /// [`SetupOptions::histogram_boundaries`](super::SetupOptions::histogram_boundaries)
     /// are unusable.

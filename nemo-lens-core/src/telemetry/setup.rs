@@ -134,6 +134,14 @@ pub(super) fn setup(
     // Owned series reach only the exporters nemo-lens builds; a pipeline
     // the caller assembled reads the SDK's.
     let (pipeline, registry) = match options.install {
+        Some(_) if options.prometheus_resource_labels.is_some() => {
+            return Err(SetupError::UnusedOption {
+                option: "prometheus_resource_labels",
+                with: "metric_reader or push_exporter",
+                reason: "the reader you give is not nemo-lens's Prometheus endpoint; \
+                         configure resource labels on your own exporter",
+            });
+        }
         Some(install) => (
             Pipeline::custom(install(builder, config.export_interval)),
             None,

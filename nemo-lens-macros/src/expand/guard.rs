@@ -220,7 +220,11 @@ fn in_flight_count(checked: &Checked, fields: &[&syn::Ident], p: &TokenStream) -
     debug_assert!(!fields.is_empty());
     let mut attributes = Vec::new();
     let mut groups = Vec::new();
-    for m in checked.measures.iter().filter(|m| m.decl.in_flight.is_some()) {
+    for m in checked
+        .measures
+        .iter()
+        .filter(|m| m.decl.in_flight.is_some())
+    {
         attributes.extend(m.attributes.iter().copied());
         groups.extend(m.flattened.iter().copied());
     }

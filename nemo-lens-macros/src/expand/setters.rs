@@ -22,8 +22,9 @@ pub(crate) struct Setter<'a> {
 
 impl Setter<'_> {
     /// Both setters, writing `self.#path.#name`: `path` is empty on the set
-    /// and the set's field on a guard.
+    /// and the set's field on a guard (whose type is `#[must_use]` already).
     fn pair(&self, path: &TokenStream) -> TokenStream {
+        let must_use = path.is_empty().then(|| quote!(#[must_use]));
         let Setter {
             name,
             vis,
@@ -35,7 +36,7 @@ impl Setter<'_> {
         let set_doc = format!("{doc}\n\nThe same through a borrow, for a value in place.");
         quote! {
             #[doc = #doc]
-            #[must_use]
+            #must_use
             #[inline]
             #vis fn #name(mut self, #param) -> Self {
                 self #path.#name = #value;
