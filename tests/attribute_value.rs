@@ -2,7 +2,7 @@
 //! `rename_all` and `rename`, the generated `ALL`, `as_str`, `Display` and
 //! fixed values, and what an `Instruments` set exports for an enum field.
 
-use nemo_lens::instruments::gym::{RetryReason, RolloutOutcome};
+use nemo_lens::instruments::gym::unreleased::{RetryReason, RolloutOutcome};
 use nemo_lens::instruments::serving::FinishReason;
 use nemo_lens::instruments::TokenModality;
 use nemo_lens::opentelemetry::Value;

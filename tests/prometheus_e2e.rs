@@ -22,10 +22,10 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use nemo_lens::instruments::gym::GpuMetrics;
+use nemo_lens::instruments::gym::unreleased::GpuMetrics;
 use nemo_lens::Instruments;
 use nemo_lens::SemconvOptIn;
-use nemo_lens_cli::{builtin_sets_for, AlertPolicy, InstrumentSet};
+use nemo_lens_cli::{builtin_sets_for, unreleased_sets, AlertPolicy, InstrumentSet};
 use serde_json::Value;
 
 mod support;
@@ -163,9 +163,12 @@ fn prometheus_scrapes_the_demo_and_every_generated_query_has_data() {
     // The GPU gauges need an NVIDIA GPU and the nvml feature, which this
     // machine and the demo build do not have: their absence is the sampler's
     // documented behaviour, tested in tests/sampler.rs.
-    // Both name sets at once: Python nemo-lens's, and the GenAI draft's.
+    // Both name sets at once: Python nemo-lens's, and the GenAI draft's;
+    // and the unreleased NeMo-Gym sets, which the demo records too (a
+    // dashboard asked for them with `--set gym-unreleased` has data).
     let sets: Vec<InstrumentSet> = builtin_sets_for(&SemconvOptIn::parse(OPT_IN))
         .into_iter()
+        .chain(unreleased_sets())
         .filter(|set| set.descriptors != GpuMetrics::DESCRIPTORS)
         .collect();
     let mut stack = start(&sets);

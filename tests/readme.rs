@@ -1,9 +1,13 @@
 //! The README's table of built-in instruments is generated knowledge: check it
 //! against the descriptors so it cannot drift from the code.
 
+use nemo_lens::instruments::gym::unreleased::{
+    GpuMetrics, HttpMetrics, ModelServerCallMetrics, ProcessCpuMetrics, QueueMetrics,
+    RolloutMetrics,
+};
 use nemo_lens::instruments::gym::{
-    GpuMetrics, GymMetrics, HttpMetrics, ModelServerCallMetrics, ProcessCpuMetrics, QueueMetrics,
-    RolloutMetrics, SandboxMetrics,
+    ConnectionPoolConnects, ConnectionPoolQueue, GymMetrics, HostMemoryMetrics, SandboxMetrics,
+    ServerMemoryMetrics,
 };
 use nemo_lens::instruments::rl::RlMetrics;
 use nemo_lens::instruments::serving::SchedulingMetrics;
@@ -29,9 +33,13 @@ fn readme_table_lists_every_built_in_measurement() {
         SchedulingMetrics::DESCRIPTORS,
         RlMetrics::DESCRIPTORS,
         GymMetrics::DESCRIPTORS,
+        SandboxMetrics::DESCRIPTORS,
+        ConnectionPoolQueue::DESCRIPTORS,
+        ConnectionPoolConnects::DESCRIPTORS,
+        ServerMemoryMetrics::DESCRIPTORS,
+        HostMemoryMetrics::DESCRIPTORS,
         QueueMetrics::DESCRIPTORS,
         RolloutMetrics::DESCRIPTORS,
-        SandboxMetrics::DESCRIPTORS,
         ModelServerCallMetrics::DESCRIPTORS,
         HttpMetrics::DESCRIPTORS,
         ProcessCpuMetrics::DESCRIPTORS,

@@ -8,7 +8,7 @@ mod support;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use nemo_lens::instruments::gym::ProcessSampler;
+use nemo_lens::instruments::gym::unreleased::ProcessSampler;
 use nemo_lens::Meter;
 use support::Harness;
 

@@ -233,7 +233,10 @@ mod tests {
 
     #[test]
     fn markdown_has_a_row_per_instrument() {
-        let sets = builtin_sets();
+        let sets: Vec<_> = builtin_sets()
+            .into_iter()
+            .chain(crate::unreleased_sets())
+            .collect();
         let md = catalog_markdown(&sets);
         for set in &sets {
             assert!(md.contains(&format!("## {}", set.title)));

@@ -381,9 +381,9 @@ mod tests {
                 // The attributes with fixed values.
                 "gen_ai_token_type",
                 "nemo_inference_finish_reason",
-                "nemo_gym_rollout_outcome",
-                "nemo_gym_http_internal",
-                "nemo_gym_http_retry_reason",
+                "nemo_gym_http_connection_pool_queue_constraint",
+                "nemo_gym_http_connection_pool_queue_outcome",
+                "memory_type",
             ]
             .map(String::from)
             .into()
@@ -458,11 +458,14 @@ mod tests {
         let variables = dashboard["templating"]["list"].as_array().unwrap();
         let outcome = variables
             .iter()
-            .find(|v| v["name"] == "nemo_gym_rollout_outcome")
+            .find(|v| v["name"] == "nemo_gym_http_connection_pool_queue_outcome")
             .unwrap();
         assert_eq!(outcome["type"], "custom");
-        assert_eq!(outcome["label"], "nemo.gym.rollout.outcome");
-        assert_eq!(outcome["query"], "success,failure");
+        assert_eq!(
+            outcome["label"],
+            "nemo.gym.http.connection_pool.queue_outcome"
+        );
+        assert_eq!(outcome["query"], "ok,abandoned");
         assert_eq!(outcome["allValue"], ".*");
         let options: Vec<&str> = outcome["options"]
             .as_array()
@@ -470,7 +473,7 @@ mod tests {
             .iter()
             .map(|o| o["value"].as_str().unwrap())
             .collect();
-        assert_eq!(options, ["$__all", "success", "failure"]);
+        assert_eq!(options, ["$__all", "ok", "abandoned"]);
         let token_type = variables
             .iter()
             .find(|v| v["name"] == "gen_ai_token_type")
@@ -483,12 +486,15 @@ mod tests {
 
         let rate = all_panels(&dashboard)
             .into_iter()
-            .find(|p| p["title"] == "gym.rollout.completed_total rate")
+            .find(|p| p["title"] == "gym.http.connection_pool.queue_duration_ms rate")
             .unwrap();
         assert_eq!(
             rate["targets"][0]["expr"],
-            "sum by (service_name) (rate(gym_rollout_completed_total_ratio_total{service_name=~\"$service\",\
-             nemo_run_id=~\"$run_id\",nemo_gym_rollout_outcome=~\"$nemo_gym_rollout_outcome\"}[$__rate_interval]))"
+            "sum by (service_name) (rate(gym_http_connection_pool_queue_duration_ms_milliseconds_count{\
+             service_name=~\"$service\",nemo_run_id=~\"$run_id\",\
+             nemo_gym_http_connection_pool_queue_constraint=~\"$nemo_gym_http_connection_pool_queue_constraint\",\
+             nemo_gym_http_connection_pool_queue_outcome=~\"$nemo_gym_http_connection_pool_queue_outcome\"}\
+             [$__rate_interval]))"
         );
     }
 

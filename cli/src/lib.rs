@@ -39,5 +39,8 @@ mod units;
 pub use catalog::{catalog_json, catalog_markdown};
 pub use dashboard::{dashboard, DASHBOARD_UID};
 pub use rules::{rules, AlertPolicy, AlertRule, LatencyAlert, RecordingRule, RuleFile};
-pub use sets::{builtin_sets, builtin_sets_for, spec_sets, Attribute, Instrument, InstrumentSet};
+pub use sets::{
+    builtin_group, builtin_sets, builtin_sets_for, spec_sets, unreleased_sets, Attribute,
+    BuiltinGroup, Instrument, InstrumentSet,
+};
 pub use units::grafana_unit;

@@ -9,7 +9,10 @@ use clap::{Parser, Subcommand, ValueEnum};
 use nemo_lens::groups::SpecFile;
 use nemo_lens::telemetry::HistogramAggregation;
 use nemo_lens::SemconvOptIn;
-use nemo_lens_cli::{builtin_sets_for, spec_sets, AlertPolicy, InstrumentSet};
+use nemo_lens_cli::{
+    builtin_group, builtin_sets_for, spec_sets, unreleased_sets, AlertPolicy, BuiltinGroup,
+    InstrumentSet,
+};
 
 /// Generated from the nemo-lens instrument declarations; each subcommand
 /// writes to stdout.
@@ -100,8 +103,11 @@ enum Builtin {
     Inference,
     /// `RlMetrics` (rl.*).
     Rl,
-    /// `GymMetrics` and NeMo-Gym's attributed sets (gym.*).
+    /// `GymMetrics` and NeMo-Gym 0.7.0's sets (gym.*).
     Gym,
+    /// The instruments of an unreleased NeMo-Gym commit that no release
+    /// records (`gym::unreleased`); only when asked for.
+    GymUnreleased,
 }
 
 impl Sets {
@@ -134,23 +140,35 @@ impl Sets {
     }
 
     fn builtin(&self) -> Vec<InstrumentSet> {
-        // The group of each set of `builtin_sets()`, in its order.
-        let groups = [
-            [Builtin::Inference; 3].as_slice(),
-            &[Builtin::Rl],
-            &[Builtin::Gym; 8],
-        ]
-        .concat();
         let opt_in = self
             .semconv_opt_in
             .as_deref()
             .map_or_else(SemconvOptIn::none, SemconvOptIn::parse);
-        let sets = builtin_sets_for(&opt_in);
-        debug_assert_eq!(sets.len(), groups.len(), "every built-in set has a group");
-        sets.into_iter()
-            .zip(groups)
-            .filter(|(_, b)| self.only.is_empty() || self.only.contains(b))
-            .map(|(set, _)| self.aggregated(set))
+        let chosen = |group: Builtin| {
+            if self.only.is_empty() {
+                // Unreleased instruments are never a default.
+                group != Builtin::GymUnreleased
+            } else {
+                self.only.contains(&group)
+            }
+        };
+        let released = builtin_sets_for(&opt_in)
+            .into_iter()
+            .enumerate()
+            .filter(|(position, _)| {
+                chosen(match builtin_group(*position) {
+                    BuiltinGroup::Inference => Builtin::Inference,
+                    BuiltinGroup::Rl => Builtin::Rl,
+                    BuiltinGroup::Gym => Builtin::Gym,
+                })
+            })
+            .map(|(_, set)| set);
+        let unreleased = unreleased_sets()
+            .into_iter()
+            .filter(|_| chosen(Builtin::GymUnreleased));
+        released
+            .chain(unreleased)
+            .map(|set| self.aggregated(set))
             .collect()
     }
 }

@@ -1,9 +1,13 @@
 //! Instrument sets and the distinct instruments they record into.
 
 use nemo_lens::groups::SpecFile;
+use nemo_lens::instruments::gym::unreleased::{
+    GpuMetrics, HttpMetrics, ModelServerCallMetrics, ProcessCpuMetrics, QueueMetrics,
+    RolloutMetrics,
+};
 use nemo_lens::instruments::gym::{
-    GpuMetrics, GymMetrics, HttpMetrics, ModelServerCallMetrics, ProcessCpuMetrics, QueueMetrics,
-    RolloutMetrics, SandboxMetrics,
+    ConnectionPoolConnects, ConnectionPoolQueue, GymMetrics, HostMemoryMetrics, SandboxMetrics,
+    ServerMemoryMetrics,
 };
 use nemo_lens::instruments::rl::RlMetrics;
 use nemo_lens::instruments::serving::SchedulingMetrics;
@@ -142,7 +146,8 @@ pub fn spec_sets(file: &SpecFile) -> Vec<InstrumentSet> {
 
 /// The built-in sets with their default names (Python nemo-lens's): the
 /// GenAI server and client, an engine's scheduling, RL, and gym (Python
-/// nemo-lens's set, then NeMo-Gym's attributed sets by concern).
+/// nemo-lens's set, then NeMo-Gym 0.7.0's sets by concern). Not the
+/// instruments of an unreleased NeMo-Gym: [`unreleased_sets`].
 pub fn builtin_sets() -> Vec<InstrumentSet> {
     builtin_sets_for(&SemconvOptIn::none())
 }
@@ -155,6 +160,41 @@ pub fn builtin_sets_for(opt_in: &SemconvOptIn) -> Vec<InstrumentSet> {
         .collect()
 }
 
+/// What a built-in set serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BuiltinGroup {
+    /// GenAI servers, clients and engines' scheduling.
+    Inference,
+    /// RL training.
+    Rl,
+    /// Gym servers.
+    Gym,
+}
+
+/// The group of the set at `position` of [`builtin_sets`]: the first three
+/// serve inference, the fourth is RL, the rest are gym sets.
+pub fn builtin_group(position: usize) -> BuiltinGroup {
+    match position {
+        0..=2 => BuiltinGroup::Inference,
+        3 => BuiltinGroup::Rl,
+        _ => BuiltinGroup::Gym,
+    }
+}
+
+/// The sets of `nemo_lens::instruments::gym::unreleased`: instruments of an
+/// unreleased NeMo-Gym commit that no release records, each titled so, and
+/// in no catalog, dashboard or rule file unless asked for.
+pub fn unreleased_sets() -> Vec<InstrumentSet> {
+    vec![
+        InstrumentSet::of::<QueueMetrics>("Gym concurrency (unreleased NeMo-Gym)"),
+        InstrumentSet::of::<RolloutMetrics>("Gym rollouts (unreleased NeMo-Gym)"),
+        InstrumentSet::of::<ModelServerCallMetrics>("Gym model-server calls (unreleased NeMo-Gym)"),
+        InstrumentSet::of::<HttpMetrics>("Gym outbound HTTP (unreleased NeMo-Gym)"),
+        InstrumentSet::of::<ProcessCpuMetrics>("Process CPU (unreleased NeMo-Gym)"),
+        InstrumentSet::of::<GpuMetrics>("GPUs (unreleased NeMo-Gym)"),
+    ]
+}
+
 fn all_builtin_sets() -> Vec<InstrumentSet> {
     vec![
         InstrumentSet::of::<InferenceMetrics>("Inference (GenAI)"),
@@ -162,13 +202,11 @@ fn all_builtin_sets() -> Vec<InstrumentSet> {
         InstrumentSet::of::<SchedulingMetrics>("Inference scheduling"),
         InstrumentSet::of::<RlMetrics>("RL training"),
         InstrumentSet::of::<GymMetrics>("Gym servers"),
-        InstrumentSet::of::<QueueMetrics>("Gym concurrency"),
-        InstrumentSet::of::<RolloutMetrics>("Gym rollouts"),
         InstrumentSet::of::<SandboxMetrics>("Gym sandboxes"),
-        InstrumentSet::of::<ModelServerCallMetrics>("Gym model-server calls"),
-        InstrumentSet::of::<HttpMetrics>("Gym outbound HTTP"),
-        InstrumentSet::of::<ProcessCpuMetrics>("Process CPU"),
-        InstrumentSet::of::<GpuMetrics>("GPUs"),
+        InstrumentSet::of::<ConnectionPoolQueue>("Gym HTTP connection pool: queued acquisitions"),
+        InstrumentSet::of::<ConnectionPoolConnects>("Gym HTTP connection pool: connections"),
+        InstrumentSet::of::<ServerMemoryMetrics>("Gym server memory"),
+        InstrumentSet::of::<HostMemoryMetrics>("Gym host memory"),
     ]
 }
 
@@ -331,7 +369,10 @@ mod tests {
 
     #[test]
     fn attribute_values_merge_over_the_fields_of_an_instrument() {
-        let sets = builtin_sets();
+        let sets: Vec<InstrumentSet> = builtin_sets()
+            .into_iter()
+            .chain(unreleased_sets())
+            .collect();
         let instrument = |name: &str| {
             sets.iter()
                 .flat_map(|s| s.instruments())

@@ -125,8 +125,38 @@ fn semconv_opt_in_chooses_the_names_generated_for() {
 
 #[test]
 fn fixed_attribute_values_reach_the_catalog_and_the_dashboard() {
-    let catalog: serde_json::Value =
+    let released: serde_json::Value =
         serde_json::from_str(&run(&["catalog", "--format", "json", "--set", "gym"])).unwrap();
+    let queued = released["sets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|set| set["instruments"].as_array().unwrap())
+        .find(|i| i["name"] == "gym.http.connection_pool.queue_duration_ms")
+        .unwrap();
+    assert_eq!(
+        queued["attributes"][1],
+        serde_json::json!({
+            "key": "nemo.gym.http.connection_pool.queue_outcome",
+            "values": ["ok", "abandoned"]
+        })
+    );
+    // The unreleased instruments only when asked for, and titled so.
+    assert!(!released.to_string().contains("gym.rollout.completed_total"));
+    let catalog: serde_json::Value = serde_json::from_str(&run(&[
+        "catalog",
+        "--format",
+        "json",
+        "--set",
+        "gym-unreleased",
+    ]))
+    .unwrap();
+    for set in catalog["sets"].as_array().unwrap() {
+        assert!(
+            set["set"].as_str().unwrap().contains("unreleased NeMo-Gym"),
+            "{set}"
+        );
+    }
     let completed = catalog["sets"]
         .as_array()
         .unwrap()
@@ -141,7 +171,7 @@ fn fixed_attribute_values_reach_the_catalog_and_the_dashboard() {
     // Either outcome, or none set.
     assert_eq!(completed["max_series"], 3);
 
-    let md = run(&["catalog", "--set", "gym"]);
+    let md = run(&["catalog", "--set", "gym-unreleased"]);
     let row = md
         .lines()
         .find(|l| l.starts_with("| `gym.http.retry_total` |"))
@@ -160,10 +190,10 @@ fn fixed_attribute_values_reach_the_catalog_and_the_dashboard() {
         .as_array()
         .unwrap()
         .iter()
-        .find(|v| v["name"] == "nemo_gym_rollout_outcome")
+        .find(|v| v["name"] == "nemo_gym_http_connection_pool_queue_outcome")
         .unwrap();
     assert_eq!(outcome["type"], "custom");
-    assert_eq!(outcome["query"], "success,failure");
+    assert_eq!(outcome["query"], "ok,abandoned");
 }
 
 #[test]

@@ -21,14 +21,21 @@
 use std::error::Error;
 use std::time::{Duration, Instant};
 
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use nemo_lens::instruments::gym::unreleased::{
+    HttpMetrics, ModelServerCallMetrics, ProcessSampler, QueueMetrics, RetryReason, RolloutMetrics,
+    RolloutOutcome,
+};
 use nemo_lens::instruments::gym::{
-    GymMetrics, HttpMetrics, ModelServerCallMetrics, ProcessSampler, QueueMetrics, RetryReason,
-    RolloutMetrics, RolloutOutcome, SandboxMetrics,
+    ConnectionPoolConnects, ConnectionPoolQueue, GymMetrics, GymServer, MemoryProfiler,
+    QueueConstraint, QueueOutcome, SandboxHeld, SandboxHeldGuard, SandboxMetrics,
 };
 use nemo_lens::instruments::rl::RlMetrics;
 use nemo_lens::instruments::serving::{FinishReason, ScheduledRequest, SchedulingMetrics};
 use nemo_lens::instruments::{InferenceRequest, ModelCall};
-use nemo_lens::{EnvLookup, Instruments, Meter, NemoLensConfig, SetupOptions};
+use nemo_lens::{EnvLookup, Guarded, Instruments, Meter, NemoLensConfig, SetupOptions};
 
 /// Gym servers in the simulated pool.
 const GYM_SERVERS: u64 = 4;
@@ -110,6 +117,57 @@ fn env_number(env: &EnvLookup, key: &str, default: u32) -> Result<u32, String> {
 /// (streamed, through `ModelCall`, plus NeMo-Gym's own model-call timings),
 /// retries a dropped connection, and verifies. Returns whether verification
 /// passed and the rollout's duration in ms.
+/// What the simulated gym servers hold across steps: a sandbox each, and
+/// the connection attempts of their HTTP pool.
+struct GymState {
+    sandboxes: Vec<Option<SandboxHeldGuard>>,
+    connects: Arc<AtomicU64>,
+}
+
+/// NeMo-Gym 0.7.0's sandbox and connection-pool instruments for one server
+/// and step: a sandbox re-provisioned every ten steps (held in between), a
+/// command run in it, and a queued connection acquisition now and then.
+fn gym_server_resources(
+    meter: &Meter,
+    rng: &mut Rng,
+    state: &mut GymState,
+    server: u64,
+    step: u64,
+) {
+    let held = &mut state.sandboxes[server as usize];
+    if step % 10 == server || held.is_none() {
+        // Released (-1) before the next is held (+1).
+        *held = None;
+        let mut sandbox = SandboxMetrics::default()
+            .provider("docker")
+            .startup_ms(rng.uniform(300.0, 1500.0));
+        if rng.next_f64() < 0.2 {
+            sandbox = sandbox.create_retries(1);
+        }
+        sandbox.record(meter);
+        *held = Some(SandboxHeld::default().provider("docker").start(meter));
+    }
+    SandboxMetrics::default()
+        .provider("docker")
+        .exec_ms(rng.uniform(200.0, 4000.0))
+        .record(meter);
+
+    state.connects.fetch_add(1, Ordering::Relaxed);
+    if rng.next_f64() < 0.3 {
+        let (constraint, outcome) = if rng.next_f64() < 0.9 {
+            (QueueConstraint::PerHost, QueueOutcome::Ok)
+        } else {
+            (QueueConstraint::Total, QueueOutcome::Abandoned)
+        };
+        ConnectionPoolQueue::default()
+            .duration(Duration::from_secs_f64(rng.uniform(0.00002, 0.2)))
+            .constraint(constraint)
+            .outcome(outcome)
+            .destination("policy_model")
+            .record(meter);
+    }
+}
+
 fn gym_server_rollout(meter: &Meter, rng: &mut Rng, server: u64, step: u64) -> (bool, f64) {
     let site = if server.is_multiple_of(2) {
         "rollout_driver"
@@ -120,15 +178,6 @@ fn gym_server_rollout(meter: &Meter, rng: &mut Rng, server: u64, step: u64) -> (
         .site(site)
         .wait_ms(rng.uniform(0.1, 25.0))
         .record(meter);
-    if step % 10 == server {
-        let mut sandbox = SandboxMetrics::default()
-            .provider("docker")
-            .startup_ms(rng.uniform(300.0, 1500.0));
-        if rng.next_f64() < 0.2 {
-            sandbox = sandbox.create_retries(1);
-        }
-        sandbox.record(meter);
-    }
 
     // The gym server asks the policy for an action, streamed in chunks.
     let sent = Instant::now();
@@ -247,6 +296,27 @@ fn run() -> Result<(), Box<dyn Error>> {
     let meter = &telemetry.meter;
     // CPU (and GPUs, with the nvml feature) every 5 s, off this thread.
     let sampler = ProcessSampler::start(meter, Duration::from_secs(5));
+    // NeMo-Gym's memory profiler, on this process as the one server it
+    // spawned (a real gym launcher lists each server's root process).
+    let profiler = MemoryProfiler::start(
+        meter,
+        [GymServer::new(
+            "demo_env",
+            "resources_servers",
+            std::process::id(),
+        )],
+        Duration::from_secs(1),
+    );
+    let mut gym = GymState {
+        sandboxes: (0..GYM_SERVERS).map(|_| None).collect(),
+        connects: Arc::new(AtomicU64::new(0)),
+    };
+    let connects = Arc::clone(&gym.connects);
+    let _connects = ConnectionPoolConnects::observe(meter, move || {
+        [ConnectionPoolConnects::default()
+            .destination("policy_model")
+            .connects(connects.load(Ordering::Relaxed))]
+    })?;
 
     // The inference engine's KV cache: 8192 blocks of 16 tokens.
     SchedulingMetrics::default()
@@ -343,6 +413,7 @@ fn run() -> Result<(), Box<dyn Error>> {
         let mut successes = 0.0;
         let mut rollout_ms = 0.0;
         for server in 0..GYM_SERVERS {
+            gym_server_resources(meter, &mut rng, &mut gym, server, step);
             let (verify_ok, server_rollout) = gym_server_rollout(meter, &mut rng, server, step);
             successes += f64::from(u8::from(verify_ok));
             rollout_ms += server_rollout;
@@ -388,6 +459,8 @@ fn run() -> Result<(), Box<dyn Error>> {
     }
     eprintln!("finished {step} steps");
     sampler.stop();
+    profiler.stop();
+    drop(gym);
     // A receiver that is gone at the end costs the last export, not the run.
     if let Err(e) = telemetry.shutdown() {
         eprintln!("demo: {e}");

@@ -93,14 +93,15 @@ impl Descriptor {
     /// fields has at most the sum of theirs.
     ///
     /// ```
-    /// use nemo_lens::instruments::gym::RolloutMetrics;
+    /// use nemo_lens::instruments::gym::ConnectionPoolQueue;
     /// use nemo_lens::Instruments;
     ///
-    /// let finished = &RolloutMetrics::DESCRIPTORS[0];
-    /// assert_eq!(finished.attributes[0].key, "nemo.gym.rollout.outcome");
-    /// assert_eq!(finished.attributes[0].values, Some(&["success", "failure"][..]));
-    /// // Either outcome, or none set.
-    /// assert_eq!(finished.max_series(), Some(3));
+    /// let queued = &ConnectionPoolQueue::DESCRIPTORS[0];
+    /// let outcome = &queued.attributes[1];
+    /// assert_eq!(outcome.key, "nemo.gym.http.connection_pool.queue_outcome");
+    /// assert_eq!(outcome.values, Some(&["ok", "abandoned"][..]));
+    /// // The destination is free-form: no bound.
+    /// assert_eq!(queued.max_series(), None);
     /// ```
     pub fn max_series(&self) -> Option<u64> {
         self.attributes.iter().try_fold(1u64, |series, a| {

@@ -627,3 +627,33 @@ fn resource_labels_for_our_endpoint_are_refused_beside_a_reader_of_your_own() {
         "{refused}"
     );
 }
+
+#[test]
+fn a_gym_server_sets_its_resource_attributes_in_code() {
+    let _serial = serial();
+    let exporter = InMemoryMetricExporter::default();
+    let handle = options(&[])
+        .gym_server("math_env", "resources_servers")
+        .gym_service_group("rollouts")
+        .gym_version("0.7.0")
+        .push_exporter(exporter.clone())
+        .setup(&config(&[]), 0, 1)
+        .unwrap();
+    handle
+        .meter
+        .otel()
+        .u64_counter("test.gym")
+        .build()
+        .add(1, &[]);
+    handle.force_flush().unwrap();
+    let exported = exporter.get_finished_metrics().unwrap();
+    let rm = exported.last().unwrap();
+    for (key, value) in [
+        ("nemo.gym.server.name", "math_env"),
+        ("nemo.gym.server.type", "resources_servers"),
+        ("nemo.gym.service_group", "rollouts"),
+        ("nemo.gym.version", "0.7.0"),
+    ] {
+        assert_eq!(resource_attr(rm, key), Some(Value::from(value)), "{key}");
+    }
+}

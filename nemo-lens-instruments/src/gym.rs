@@ -1,12 +1,27 @@
-//! Environment ("gym") server metrics (`gym.*`).
+//! Environment ("gym") server metrics (`gym.*`), as NeMo-Gym 0.7.0 records
+//! them.
 //!
 //! [`GymMetrics`] is Python nemo-lens's `record_gym_metrics`, without
-//! attributes. The attributed sets are the instruments NeMo-Gym's Python
-//! servers record outside nemo-lens, one set per concern: [`QueueMetrics`],
-//! [`RolloutMetrics`], [`SandboxMetrics`], [`ModelServerCallMetrics`],
-//! [`HttpMetrics`], and [`ProcessCpuMetrics`] / [`GpuMetrics`], which a
-//! [`ProcessSampler`] records for you. Fixed value sets are enums
-//! ([`RolloutOutcome`], [`RetryReason`]).
+//! attributes: NeMo-Gym 0.7.0 records rollout and verify durations and the
+//! verify success rate through it. The rest is what 0.7.0 records outside
+//! nemo-lens, one module per concern:
+//!
+//! - sandboxes: [`SandboxMetrics`] by hand, or the guards
+//!   [`SandboxStartup`], [`SandboxExec`] and [`SandboxHeld`];
+//! - the outbound HTTP connection pool: [`ConnectionPoolQueue`] (a guard per
+//!   queued acquisition) and [`ConnectionPoolConnects`] (observed counts);
+//! - memory: [`MemoryProfiler`] samples each server's process tree and the
+//!   host into [`ServerMemoryMetrics`] and [`HostMemoryMetrics`].
+//!
+//! Fixed value sets are enums ([`QueueConstraint`], [`QueueOutcome`],
+//! [`MemoryType`]). A gym server's resource attributes
+//! (`nemo.gym.server.name`, ...) are set with
+//! [`SetupOptions::gym_server`](nemo_lens_core::telemetry::SetupOptions::gym_server).
+//! Names, kinds, units, descriptions, attributes and buckets are the
+//! release's, checked against its list in the tests.
+//!
+//! Instruments of an unreleased NeMo-Gym commit, which no release records,
+//! are in [`unreleased`], and say so wherever they appear.
 //!
 //! `unit_in_name` marks the names that spell their unit
 //! (`gym.verify.duration_ms` with unit `ms`): Python and NeMo-Gym chose them,
@@ -16,18 +31,26 @@
 use nemo_lens_core::{Instruments, Meter};
 use nemo_lens_macros::Instruments;
 
-mod attributed;
-mod gpu;
-mod sampler;
+mod connection_pool;
+mod memory;
+mod sampling_thread;
+mod sandbox;
+pub mod unreleased;
 mod values;
 
-pub use attributed::{
-    GpuMetrics, GpuMetricsSet, HttpMetrics, HttpMetricsSet, ModelServerCallMetrics,
-    ModelServerCallMetricsSet, ProcessCpuMetrics, ProcessCpuMetricsSet, QueueMetrics,
-    QueueMetricsSet, RolloutMetrics, RolloutMetricsSet, SandboxMetrics, SandboxMetricsSet,
+pub use connection_pool::{
+    ConnectionPoolConnects, ConnectionPoolConnectsSet, ConnectionPoolQueue,
+    ConnectionPoolQueueGuard, ConnectionPoolQueueSet,
 };
-pub use sampler::ProcessSampler;
-pub use values::{RetryReason, RolloutOutcome};
+pub use memory::{
+    GymServer, HostMemoryMetrics, HostMemoryMetricsSet, MemoryProfiler, MemoryProfilerConfig,
+    ServerMemoryMetrics, ServerMemoryMetricsSet, ENABLED_VARIABLE, INTERVAL_VARIABLE,
+};
+pub use sandbox::{
+    SandboxExec, SandboxExecGuard, SandboxExecSet, SandboxHeld, SandboxHeldGuard, SandboxHeldSet,
+    SandboxMetrics, SandboxMetricsSet, SandboxStartup, SandboxStartupGuard, SandboxStartupSet,
+};
+pub use values::{MemoryType, QueueConstraint, QueueOutcome};
 
 /// One report of a gym server, as `record_gym_metrics` takes it in Python
 /// nemo-lens.

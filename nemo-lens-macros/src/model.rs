@@ -112,8 +112,9 @@ impl GateKind {
 pub struct AttributeDecl {
     pub key: LitStr,
     pub default: Option<LitStr>,
-    /// `on_drop = ".."`: the value when a guard is dropped unfinished.
-    pub on_drop: Option<LitStr>,
+    /// `on_drop = ".."` (or an enum variant, `on_drop = Outcome::Abandoned`):
+    /// the value when a guard is dropped unfinished.
+    pub on_drop: Option<Box<syn::Expr>>,
     /// The `error_type` flag: the attribute a guard's `fail(e)` sets.
     pub error_type: Option<Ident>,
     /// The measured fields and instruments it is attached to; `None` for

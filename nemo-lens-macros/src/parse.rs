@@ -568,7 +568,7 @@ pub(crate) fn attribute(cx: &mut Ctxt, attr: &syn::Attribute) -> Option<Attribut
                     decl.default = string_literal(cx, &value, "default");
                 }
                 "on_drop" if keys.first(cx, "on_drop", &node) => {
-                    decl.on_drop = string_literal(cx, &value, "on_drop");
+                    decl.on_drop = on_drop_value(cx, value);
                 }
                 "default" | "on_drop" => {}
                 other => cx.error(&name, messages::unknown("key", other, &ATTRIBUTE_KEYS)),
@@ -580,6 +580,25 @@ pub(crate) fn attribute(cx: &mut Ctxt, attr: &syn::Attribute) -> Option<Attribut
         Ok(decl) => Some(decl),
         Err(error) => {
             cx.syn_error(error);
+            None
+        }
+    }
+}
+
+/// A string (converted into the field's type) or a path of the field's own
+/// type, such as an enum variant, which has no conversion from text.
+fn on_drop_value(cx: &mut Ctxt, value: Expr) -> Option<Box<Expr>> {
+    match value {
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(_), ..
+        })
+        | Expr::Path(_) => Some(Box::new(value)),
+        other => {
+            cx.error(
+                &other,
+                "`on_drop` takes a string literal or an enum variant, e.g. on_drop = \"cancelled\" \
+                 or on_drop = Outcome::Abandoned",
+            );
             None
         }
     }

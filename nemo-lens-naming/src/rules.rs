@@ -104,10 +104,16 @@ pub fn bucket_problems(bounds: &[f64]) -> Vec<(usize, String)> {
 }
 
 /// The metric family name the Prometheus exporter gives an instrument:
-/// [`metric_name`], with [`COUNTER_SUFFIX`] for a counter.
+/// [`metric_name`], with [`COUNTER_SUFFIX`] for a counter whose name does
+/// not end in it already. Python's exporter (through `prometheus_client`,
+/// which strips a trailing `_total` and adds it back) and the collector's do
+/// the same: NeMo-Gym's `gym.http.connection_pool.connect_total` is scraped
+/// as `gym_http_connection_pool_connect_total`, while
+/// `gym.sandbox.create_retry_total` (unit `1`, `_ratio`) becomes
+/// `gym_sandbox_create_retry_total_ratio_total`.
 pub fn prometheus_family(name: &str, unit: &str, counter: bool) -> String {
     let family = metric_name(name, unit);
-    if counter {
+    if counter && !family.ends_with(COUNTER_SUFFIX) {
         family + COUNTER_SUFFIX
     } else {
         family
@@ -208,6 +214,30 @@ fn unit_spellings(unit: &str, suffix: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_counter_gets_total_once() {
+        assert_eq!(
+            prometheus_family(
+                "gym.http.connection_pool.connect_total",
+                "{connection}",
+                true
+            ),
+            "gym_http_connection_pool_connect_total"
+        );
+        assert_eq!(
+            prometheus_family("gym.sandbox.create_retry_total", "1", true),
+            "gym_sandbox_create_retry_total_ratio_total"
+        );
+        assert_eq!(
+            prometheus_family("app.requests", "{request}", true),
+            "app_requests_total"
+        );
+        assert_eq!(
+            prometheus_family("app.requests_total", "", false),
+            "app_requests_total"
+        );
+    }
 
     #[test]
     fn names_follow_opentelemetry() {

@@ -102,7 +102,8 @@ pub struct ConfigError {
 }
 
 impl ConfigError {
-    pub(crate) fn new(
+    /// The error for `value` of `variable`, which accepts `expected`.
+    pub fn new(
         variable: impl Into<String>,
         value: impl Into<String>,
         expected: impl Into<String>,

@@ -81,6 +81,7 @@ pub mod resource;
 mod resource_labels;
 mod setup;
 mod strategy;
+mod visible_gpus;
 
 pub use crate::aggregation::{
     histogram_view, HistogramAggregation, EXPONENTIAL_MAX_SCALE, EXPONENTIAL_MAX_SIZE,
@@ -105,3 +106,4 @@ pub use setup::setup_telemetry;
 pub use strategy::{
     register_export_strategy, sampled_rank_selected, ExportStrategy, RankContext, StrategyFn,
 };
+pub use visible_gpus::{visible_gpus, GpuId};

@@ -67,8 +67,8 @@ impl std::fmt::Debug for SetupOptions {
 
 impl SetupOptions {
     /// Defaults: process environment, no `service.version`, a 5 s shutdown
-    /// timeout, GPUs probed with `nvidia-smi` when `CUDA_VISIBLE_DEVICES` is
-    /// unset, the global meter provider set.
+    /// timeout, GPUs probed with `nvidia-smi` (unless `CUDA_VISIBLE_DEVICES`
+    /// is set but empty), the global meter provider set.
     pub fn new() -> Self {
         SetupOptions {
             env: EnvLookup::process(),
@@ -115,6 +115,43 @@ impl SetupOptions {
         self
     }
 
+    /// The resource attributes a NeMo-Gym server sets for itself, as
+    /// NeMo-Gym 0.7.0 does: `nemo.gym.server.name` and
+    /// `nemo.gym.server.type` (`resources_servers`, `responses_api_models`,
+    /// ...). With [`gym_service_group`](Self::gym_service_group) and
+    /// [`gym_version`](Self::gym_version) for the rest.
+    ///
+    /// ```
+    /// use nemo_lens::telemetry::SetupOptions;
+    ///
+    /// let options = SetupOptions::new()
+    ///     .gym_server("math_env", "resources_servers")
+    ///     .gym_service_group("rollouts")
+    ///     .gym_version("0.7.0");
+    /// # drop(options);
+    /// ```
+    pub fn gym_server(
+        self,
+        name: impl Into<opentelemetry::StringValue>,
+        server_type: impl Into<opentelemetry::StringValue>,
+    ) -> Self {
+        self.resource_attributes([
+            KeyValue::new("nemo.gym.server.name", name.into()),
+            KeyValue::new("nemo.gym.server.type", server_type.into()),
+        ])
+    }
+
+    /// `nemo.gym.service_group`: the group of Gym servers this one belongs
+    /// to.
+    pub fn gym_service_group(self, group: impl Into<opentelemetry::StringValue>) -> Self {
+        self.resource_attribute(KeyValue::new("nemo.gym.service_group", group.into()))
+    }
+
+    /// `nemo.gym.version`: the NeMo-Gym version the server speaks.
+    pub fn gym_version(self, version: impl Into<opentelemetry::StringValue>) -> Self {
+        self.resource_attribute(KeyValue::new("nemo.gym.version", version.into()))
+    }
+
     /// Uses `reader` instead of the configured exporter (nemo-lens's
     /// `metric_reader=`), for tests and custom pipelines.
     pub fn metric_reader(mut self, reader: impl MetricReader) -> Self {
@@ -149,8 +186,11 @@ impl SetupOptions {
         self
     }
 
-    /// Whether to run `nvidia-smi` for `host.gpu.count` when
-    /// `CUDA_VISIBLE_DEVICES` is unset.
+    /// Whether to run `nvidia-smi -L` for `host.gpu.count`: the GPUs it
+    /// lists that `CUDA_VISIBLE_DEVICES` makes visible
+    /// ([`visible_gpus`](super::visible_gpus)). Without it (or without a
+    /// driver), the count is the entries of `CUDA_VISIBLE_DEVICES`, and
+    /// absent when that is unset.
     pub fn probe_gpus(mut self, probe: bool) -> Self {
         self.probe_gpus = probe;
         self

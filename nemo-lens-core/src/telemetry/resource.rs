@@ -14,7 +14,7 @@
 //! | `nemo.user.id` | `NEMO_LENS_USER_ID` |
 //! | `deployment.environment` | `DEPLOYMENT_ENV`, else `ENVIRONMENT` |
 //! | `host.name`, `process.pid` | the operating system |
-//! | `host.gpu.count` | entries of `CUDA_VISIBLE_DEVICES`, else `nvidia-smi -L` lines |
+//! | `host.gpu.count` | the GPUs of `nvidia-smi -L` that `CUDA_VISIBLE_DEVICES` makes visible ([`visible_gpus`](super::visible_gpus)); without a driver, the entries of `CUDA_VISIBLE_DEVICES` |
 //! | `slurm.job.id`, `slurm.job.name`, `slurm.job.partition`, `slurm.job.num_nodes`, `slurm.job.num_tasks`, `slurm.node.id`, `slurm.proc.id`, `slurm.local.id`, `slurm.cluster.name` | `SLURM_JOB_ID`, `SLURM_JOB_NAME`, `SLURM_JOB_PARTITION`, `SLURM_NNODES`, `SLURM_NTASKS`, `SLURM_NODEID`, `SLURM_PROCID`, `SLURM_LOCALID`, `SLURM_CLUSTER_NAME` |
 //! | `k8s.pod.name` | `K8S_POD_NAME`, else `POD_NAME`, else `HOSTNAME` when `KUBERNETES_SERVICE_HOST` is set |
 //! | `k8s.namespace.name` | `K8S_NAMESPACE`, else `POD_NAMESPACE` |
@@ -31,6 +31,7 @@ use opentelemetry_sdk::resource::{Resource, ResourceDetector, TelemetryResourceD
 
 use super::config::NemoLensConfig;
 use super::env::EnvLookup;
+use super::visible_gpus::{named_count, visible_gpus, GpuId};
 
 /// Environment variables copied into `slurm.*` attributes.
 pub const SLURM_ATTRIBUTES: [(&str, &str); 9] = [
@@ -57,8 +58,13 @@ pub const K8S_ATTRIBUTES: [(&str, &[&str]); 5] = [
 
 /// Every key nemo-lens may put on the resource, set in some environments
 /// and absent in others: a Prometheus label list may name them all.
-pub(crate) const MAY_SET: [&str; 28] = [
+pub(crate) const MAY_SET: [&str; 32] = [
     "service.name",
+    // What a gym server sets through `SetupOptions::gym_server`.
+    "nemo.gym.server.name",
+    "nemo.gym.server.type",
+    "nemo.gym.service_group",
+    "nemo.gym.version",
     "service.version",
     "service.instance.id",
     "dl.rank",
@@ -183,22 +189,34 @@ pub(crate) fn build(inputs: &ResourceInputs<'_>) -> Resource {
 /// GPUs visible to this process: `CUDA_VISIBLE_DEVICES` when set (an empty
 /// value means none), else the devices `nvidia-smi -L` lists.
 fn gpu_count(env: &EnvLookup, probe: bool) -> Option<i64> {
-    // Set but empty means no GPUs, as for CUDA itself (and Python nemo-lens).
-    if let Some(devices) = env.get_raw("CUDA_VISIBLE_DEVICES") {
-        let count = devices
-            .split(',')
-            .map(str::trim)
-            .take_while(|d| !d.is_empty() && !d.starts_with('-'))
-            .count();
-        return i64::try_from(count).ok();
+    let visible = env.get_raw("CUDA_VISIBLE_DEVICES");
+    // Set but empty means no GPUs, as for CUDA itself (and Python nemo-lens):
+    // nothing to ask the driver.
+    if visible.as_deref().is_some_and(|v| v.trim().is_empty()) {
+        return Some(0);
     }
-    if !probe {
-        return None;
-    }
-    nvidia_smi_count()
+    let listed = if probe { nvidia_smi_gpus() } else { None };
+    let count = match (listed, visible.as_deref()) {
+        (Some(gpus), visible) => {
+            let ids: Vec<GpuId<'_>> = gpus
+                .iter()
+                .map(|(index, uuid)| GpuId {
+                    index: *index,
+                    uuid,
+                })
+                .collect();
+            visible_gpus(visible, &ids).len()
+        }
+        // Without the driver, the names are all there is.
+        (None, Some(visible)) => named_count(visible),
+        (None, None) => return None,
+    };
+    i64::try_from(count).ok()
 }
 
-fn nvidia_smi_count() -> Option<i64> {
+/// Index and UUID of each GPU `nvidia-smi -L` lists; `None` without a
+/// driver (or one that hangs).
+fn nvidia_smi_gpus() -> Option<Vec<(u32, String)>> {
     let mut child = Command::new("nvidia-smi")
         .arg("-L")
         .stdin(Stdio::null())
@@ -221,11 +239,23 @@ fn nvidia_smi_count() -> Option<i64> {
         }
     }
     let output = child.wait_with_output().ok()?;
-    let listed = String::from_utf8_lossy(&output.stdout)
+    Some(parse_nvidia_smi_list(&String::from_utf8_lossy(
+        &output.stdout,
+    )))
+}
+
+/// `GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-8e2f…)` lines; MIG lines (which
+/// are indented) are not GPUs of their own here.
+fn parse_nvidia_smi_list(listing: &str) -> Vec<(u32, String)> {
+    listing
         .lines()
-        .filter(|line| line.starts_with("GPU "))
-        .count();
-    i64::try_from(listed).ok()
+        .filter_map(|line| {
+            let rest = line.strip_prefix("GPU ")?;
+            let (index, rest) = rest.split_once(':')?;
+            let uuid = rest.rsplit_once("(UUID: ")?.1.strip_suffix(')')?;
+            Some((index.trim().parse().ok()?, uuid.trim().to_owned()))
+        })
+        .collect()
 }
 
 fn random_hex_12() -> String {
@@ -415,5 +445,19 @@ mod tests {
         assert_eq!(count(" "), Some(0));
         // Unset, and without probing, gives nothing.
         assert_eq!(gpu_count(&EnvLookup::from_pairs([("X", "1")]), false), None);
+    }
+
+    #[test]
+    fn nvidia_smi_lists_index_and_uuid_of_each_gpu() {
+        let listing = "GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-8e2f0a11-1111)\n\
+                       GPU 1: NVIDIA A100-SXM4-80GB (UUID: GPU-1b7c9d22-2222)\n\
+                       \x20 MIG 1g.10gb     Device  0: (UUID: MIG-5c3a)\n";
+        assert_eq!(
+            parse_nvidia_smi_list(listing),
+            [
+                (0, "GPU-8e2f0a11-1111".to_owned()),
+                (1, "GPU-1b7c9d22-2222".to_owned())
+            ]
+        );
     }
 }

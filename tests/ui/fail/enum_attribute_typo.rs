@@ -1,4 +1,4 @@
-use nemo_lens::instruments::gym::{RetryReason, RolloutMetrics, RolloutOutcome};
+use nemo_lens::instruments::gym::unreleased::{RetryReason, RolloutMetrics, RolloutOutcome};
 use nemo_lens::{Instruments, Meter};
 
 fn main() {

@@ -1,15 +1,19 @@
-//! NeMo-Gym's attributed instruments: every one of the twelve exported with
-//! the name, kind, unit, description and typed attributes of
+//! The instruments of an unreleased NeMo-Gym commit (`gym::unreleased`):
+//! each of the ten that no release records exported with the name, kind,
+//! unit, description and typed attributes of that commit's list,
 //! `tests/data/nemo-gym-instruments.json` (a copy of the shared reference).
+//! Its two sandbox instruments follow the release instead
+//! (`tests/gym_release.rs`).
 
 mod support;
 
 use std::collections::BTreeSet;
 
-use nemo_lens::instruments::gym::{
-    GpuMetrics, GymMetrics, HttpMetrics, ModelServerCallMetrics, ProcessCpuMetrics, QueueMetrics,
-    RetryReason, RolloutMetrics, RolloutOutcome, SandboxMetrics,
+use nemo_lens::instruments::gym::unreleased::{
+    GpuMetrics, HttpMetrics, ModelServerCallMetrics, ProcessCpuMetrics, QueueMetrics, RetryReason,
+    RolloutMetrics, RolloutOutcome,
 };
+use nemo_lens::instruments::gym::GymMetrics;
 use nemo_lens::{Descriptor, InstrumentKind, Instruments};
 use serde_json::Value as Json;
 use support::{AttrValue, Harness, Point, Value};
@@ -23,11 +27,20 @@ fn reference() -> Json {
     serde_json::from_str(&text).unwrap()
 }
 
+/// The commit's instruments that no release has: all but the sandbox ones.
+fn unreleased(reference: &Json) -> Vec<&Json> {
+    reference["instruments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| !i["name"].as_str().unwrap().starts_with("gym.sandbox."))
+        .collect()
+}
+
 fn attributed_descriptors() -> Vec<Descriptor> {
     [
         QueueMetrics::DESCRIPTORS,
         RolloutMetrics::DESCRIPTORS,
-        SandboxMetrics::DESCRIPTORS,
         ModelServerCallMetrics::DESCRIPTORS,
         HttpMetrics::DESCRIPTORS,
         ProcessCpuMetrics::DESCRIPTORS,
@@ -50,11 +63,6 @@ fn record_all(harness: &Harness) {
     RolloutMetrics::default()
         .outcome(RolloutOutcome::Failure)
         .completed(1)
-        .record(meter);
-    SandboxMetrics::default()
-        .provider("docker")
-        .startup_ms(840.0)
-        .create_retries(2)
         .record(meter);
     ModelServerCallMetrics::default()
         .dialect("openai_chat")
@@ -96,8 +104,8 @@ fn every_reference_instrument_is_exported_as_python_records_it() {
     let harness = Harness::new();
     record_all(&harness);
     let points = harness.points();
-    let instruments = reference["instruments"].as_array().unwrap();
-    assert_eq!(instruments.len(), 12);
+    let instruments = unreleased(&reference);
+    assert_eq!(instruments.len(), 10);
     for expected in instruments {
         let name = expected["name"].as_str().unwrap();
         let mine: Vec<&Point> = points.iter().filter(|p| p.name == name).collect();
@@ -134,14 +142,14 @@ fn every_reference_instrument_is_exported_as_python_records_it() {
         }
     }
     let exported: BTreeSet<&str> = points.iter().map(|p| p.name.as_str()).collect();
-    assert_eq!(exported.len(), 12, "{exported:?}");
+    assert_eq!(exported.len(), 10, "{exported:?}");
 }
 
 #[test]
 fn descriptors_match_the_reference() {
     let reference = reference();
     let descriptors = attributed_descriptors();
-    let instruments = reference["instruments"].as_array().unwrap();
+    let instruments = unreleased(&reference);
     assert_eq!(descriptors.len(), instruments.len());
     for (d, expected) in descriptors.iter().zip(instruments) {
         assert_eq!(d.name, expected["name"]);
@@ -207,7 +215,6 @@ fn values_and_attributes_are_exported_typed() {
         Value::Histogram { count, sum, .. } => (*count, *sum),
         Value::Number(_) => panic!("{name} is a histogram"),
     };
-    assert_eq!(histogram("gym.sandbox.startup_duration_ms"), (1, 840.0));
     assert_eq!(histogram("gym.model.call_duration_ms"), (1, 1430.0));
     assert_eq!(histogram("gym.model.time_to_first_byte_ms"), (1, 85.0));
     let gauge = |name: &str| harness.points_of(name)[0].number();
@@ -217,12 +224,6 @@ fn values_and_attributes_are_exported_typed() {
     assert_eq!(call.str_attr("nemo.gym.model.dialect"), Some("openai_chat"));
     assert_eq!(call.str_attr("nemo.gym.server.name"), Some("policy"));
 
-    let retry = harness.points_of("gym.sandbox.create_retry_total");
-    assert_eq!(
-        retry[0].str_attr("nemo.gym.sandbox.provider"),
-        Some("docker")
-    );
-    assert_eq!(retry[0].number(), 2.0);
     let wait = &harness.points_of("gym.concurrency.queue_wait_duration_ms")[0];
     assert_eq!(
         wait.str_attr("nemo.gym.concurrency.site"),

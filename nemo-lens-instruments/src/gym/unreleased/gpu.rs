@@ -3,6 +3,8 @@
 
 use std::sync::Once;
 
+use nemo_lens_core::telemetry::{visible_gpus, GpuId};
+
 use super::attributed::GpuMetrics;
 
 /// Why there are no GPU gauges, said once per process at debug level: a
@@ -12,6 +14,28 @@ fn say_absent(why: &dyn std::fmt::Display) {
     SAID.call_once(|| {
         tracing::debug!(target: "nemo_lens", "{why}: GPU gauges are not recorded");
     });
+}
+
+/// The GPUs of `listed` (index and UUID, as the driver lists them) that
+/// `CUDA_VISIBLE_DEVICES` makes visible to this process, as `host.gpu.count`
+/// counts them: each rank of a node reports its own GPUs, and none when the
+/// variable is set but empty.
+#[cfg_attr(not(feature = "nvml"), allow(dead_code))]
+pub(crate) fn visible(listed: Vec<(u32, String)>) -> Vec<(u32, String)> {
+    let env = nemo_lens_core::telemetry::EnvLookup::process();
+    select(env.get_raw("CUDA_VISIBLE_DEVICES").as_deref(), listed)
+}
+
+fn select(cuda_visible_devices: Option<&str>, listed: Vec<(u32, String)>) -> Vec<(u32, String)> {
+    let ids: Vec<GpuId<'_>> = listed
+        .iter()
+        .map(|(index, uuid)| GpuId {
+            index: *index,
+            uuid,
+        })
+        .collect();
+    let chosen = visible_gpus(cuda_visible_devices, &ids);
+    chosen.into_iter().map(|at| listed[at].clone()).collect()
 }
 
 #[cfg(feature = "nvml")]
@@ -47,14 +71,15 @@ mod with_nvml {
                 }
             };
             let count = nvml.device_count().unwrap_or(0);
-            let devices: Vec<(u32, String)> = (0..count)
+            let listed: Vec<(u32, String)> = (0..count)
                 .filter_map(|index| {
                     let uuid = nvml.device_by_index(index).ok()?.uuid().ok()?;
                     Some((index, uuid))
                 })
                 .collect();
+            let devices = super::visible(listed);
             if devices.is_empty() {
-                super::say_absent(&"NVML sees no GPU");
+                super::say_absent(&"NVML sees no GPU that CUDA_VISIBLE_DEVICES makes visible");
                 return None;
             }
             Some(Gpus { nvml, devices })
@@ -99,5 +124,27 @@ mod without_nvml {
         pub fn sample(&self) -> Vec<GpuMetrics> {
             match *self {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::select;
+
+    fn node() -> Vec<(u32, String)> {
+        (0..8)
+            .map(|i| (i, format!("GPU-{i}{i}{i}{i}-uuid")))
+            .collect()
+    }
+
+    #[test]
+    fn a_rank_samples_only_the_gpus_it_is_given() {
+        let indices =
+            |value| -> Vec<u32> { select(value, node()).into_iter().map(|(i, _)| i).collect() };
+        assert_eq!(indices(None), (0..8).collect::<Vec<_>>(), "unset: all");
+        assert_eq!(indices(Some("")), Vec::<u32>::new(), "empty: none");
+        assert_eq!(indices(Some("5")), [5]);
+        assert_eq!(indices(Some("GPU-3333")), [3]);
+        assert_eq!(indices(Some("6,GPU-7777-uuid")), [6, 7]);
     }
 }

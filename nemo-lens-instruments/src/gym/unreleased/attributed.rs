@@ -1,9 +1,9 @@
-//! NeMo-Gym's attributed instruments, one set per concern of a gym server:
-//! the names, kinds, units, descriptions and attribute keys its Python
-//! servers record (`nemo_gym/telemetry/gym_metrics.py`), so Rust and Python
-//! gym servers feed the same dashboards. Counters have unit `1` and add one
+//! The attributed instruments of one unreleased commit of NeMo-Gym's main
+//! branch that no release has (see [the module](super)): the names, kinds,
+//! units, descriptions and attribute keys of that commit's
+//! `nemo_gym/telemetry/gym_metrics.py`. Counters have unit `1` and add one
 //! per event unless told an amount. The names that spell their unit keep it
-//! (`unit_in_name`): they are NeMo-Gym's wire names.
+//! (`unit_in_name`): they are that commit's wire names.
 
 use nemo_lens_macros::Instruments;
 use opentelemetry::StringValue;
@@ -13,7 +13,7 @@ use super::values::{RetryReason, RolloutOutcome};
 /// Waiting for a concurrency-limiting semaphore, by the site that waits.
 ///
 /// ```
-/// use nemo_lens::instruments::gym::QueueMetrics;
+/// use nemo_lens::instruments::gym::unreleased::QueueMetrics;
 /// use nemo_lens::{Instruments, Meter};
 ///
 /// # let meter = Meter::noop();
@@ -35,7 +35,7 @@ pub struct QueueMetrics {
 /// Completed rollouts by outcome.
 ///
 /// ```
-/// use nemo_lens::instruments::gym::{RolloutMetrics, RolloutOutcome};
+/// use nemo_lens::instruments::gym::unreleased::{RolloutMetrics, RolloutOutcome};
 /// use nemo_lens::{Instruments, Meter};
 ///
 /// # let meter = Meter::noop();
@@ -53,36 +53,10 @@ pub struct RolloutMetrics {
     pub outcome: Option<RolloutOutcome>,
 }
 
-/// Sandbox provisioning, by provider.
-///
-/// ```
-/// use nemo_lens::instruments::gym::SandboxMetrics;
-/// use nemo_lens::{Instruments, Meter};
-///
-/// # let meter = Meter::noop();
-/// SandboxMetrics::default().provider("docker").create_retries(1).record(&meter);
-/// SandboxMetrics::default().provider("docker").startup_ms(840.0).record(&meter);
-/// ```
-#[derive(Instruments, Default, Debug, Clone)]
-#[instruments(crate = "nemo_lens_core")]
-pub struct SandboxMetrics {
-    /// Wall-clock time to provision one sandbox.
-    #[histogram("gym.sandbox.startup_duration_ms", unit = "ms", unit_in_name)]
-    pub startup_ms: Option<f64>,
-
-    /// Count of sandbox-create retry attempts by provider.
-    #[counter("gym.sandbox.create_retry_total", unit = "1")]
-    pub create_retries: Option<u64>,
-
-    /// The sandbox provider (`nemo.gym.sandbox.provider`).
-    #[attribute("nemo.gym.sandbox.provider")]
-    pub provider: Option<StringValue>,
-}
-
 /// One call from a gym server to a model server, by dialect and server.
 ///
 /// ```
-/// use nemo_lens::instruments::gym::ModelServerCallMetrics;
+/// use nemo_lens::instruments::gym::unreleased::ModelServerCallMetrics;
 /// use nemo_lens::{Instruments, Meter};
 ///
 /// # let meter = Meter::noop();
@@ -118,7 +92,7 @@ pub struct ModelServerCallMetrics {
 /// gym deployment, retries by reason.
 ///
 /// ```
-/// use nemo_lens::instruments::gym::{HttpMetrics, RetryReason};
+/// use nemo_lens::instruments::gym::unreleased::{HttpMetrics, RetryReason};
 /// use nemo_lens::{Instruments, Meter};
 ///
 /// # let meter = Meter::noop();

@@ -1,13 +1,12 @@
 //! [`ProcessSampler`]: this process's CPU and the machine's GPUs, recorded on
 //! an interval from a thread of its own.
 
-use std::sync::mpsc::{self, RecvTimeoutError, Sender};
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 use nemo_lens_core::{Instruments, Meter};
 use sysinfo::{Pid, ProcessRefreshKind, ProcessesToUpdate, System};
 
+use super::super::sampling_thread::SamplingThread;
 use super::attributed::ProcessCpuMetrics;
 use super::gpu::Gpus;
 
@@ -33,7 +32,7 @@ use super::gpu::Gpus;
 ///
 /// ```
 /// use std::time::Duration;
-/// use nemo_lens::instruments::gym::ProcessSampler;
+/// use nemo_lens::instruments::gym::unreleased::ProcessSampler;
 /// use nemo_lens::Meter;
 ///
 /// let meter = Meter::noop(); // telemetry.meter in a real server
@@ -44,7 +43,7 @@ use super::gpu::Gpus;
 #[derive(Debug)]
 #[must_use = "the sampler stops when dropped"]
 pub struct ProcessSampler {
-    running: Option<(Sender<()>, JoinHandle<()>)>,
+    thread: SamplingThread,
 }
 
 impl ProcessSampler {
@@ -58,56 +57,32 @@ impl ProcessSampler {
     /// [`MIN_INTERVAL`]: Self::MIN_INTERVAL
     pub fn start(meter: &Meter, interval: Duration) -> Self {
         if !meter.is_enabled() {
-            return ProcessSampler { running: None };
+            return ProcessSampler {
+                thread: SamplingThread::idle(),
+            };
         }
-        let interval = interval.max(Self::MIN_INTERVAL);
         let meter = meter.clone();
-        let (stop, stopped) = mpsc::channel::<()>();
-        let thread = std::thread::Builder::new()
-            .name("nemo-lens-sampler".to_owned())
-            .spawn(move || {
-                let mut sampler = Sampler::new();
-                // Sleeps until the interval passes or the handle goes away:
-                // no wake-up in between.
-                while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(interval) {
-                    sampler.record(&meter);
-                }
-            });
-        match thread {
-            Ok(thread) => ProcessSampler {
-                running: Some((stop, thread)),
-            },
-            Err(error) => {
-                nemo_lens_core::warnings::emit(nemo_lens_core::warnings::Warning::Sampler, || {
-                    tracing::warn!(target: "nemo_lens", %error, "cannot start the process sampler thread");
-                });
-                ProcessSampler { running: None }
-            }
-        }
+        let thread = SamplingThread::spawn(
+            "nemo-lens-sampler",
+            "process sampler",
+            interval.max(Self::MIN_INTERVAL),
+            false,
+            // Made on the thread (NVML can take a while to load); its first
+            // CPU read starts the first window.
+            Sampler::new,
+            move |sampler| sampler.record(&meter),
+        );
+        ProcessSampler { thread }
     }
 
     /// Whether a sampling thread is running.
     pub fn is_running(&self) -> bool {
-        self.running.is_some()
+        self.thread.is_running()
     }
 
     /// Stops sampling and waits for the thread to finish its current sample.
     pub fn stop(mut self) {
-        self.halt();
-    }
-
-    fn halt(&mut self) {
-        if let Some((stop, thread)) = self.running.take() {
-            // Closing the channel wakes the thread, which then exits.
-            drop(stop);
-            let _ = thread.join();
-        }
-    }
-}
-
-impl Drop for ProcessSampler {
-    fn drop(&mut self) {
-        self.halt();
+        self.thread.stop();
     }
 }
 
