@@ -268,7 +268,7 @@ fn built_in_guards_take_the_same_setters_and_start_from_a_set() {
         .input_tokens(5)
         .finish();
     let mut prepared = InferenceMetrics::default();
-    prepared.set_model("m3");
+    prepared.set_model("m3").set_output_tokens(9);
     prepared.start(c.meter()).finish();
 
     for (model, tokens) in [("m1", 7.0), ("m2", 5.0)] {
@@ -291,4 +291,24 @@ fn built_in_guards_take_the_same_setters_and_start_from_a_set() {
         ),
         Some(1)
     );
+    assert_eq!(
+        c.sum(
+            "gen_ai.client.token.usage",
+            &[
+                ("gen_ai.request.model", "m3"),
+                ("gen_ai.token.type", "output")
+            ]
+        ),
+        Some(9.0),
+        "a prepared count is kept"
+    );
+}
+
+#[test]
+fn a_guard_on_a_disabled_meter_counts_nothing_and_reads_no_clock() {
+    let job = QueuedJob::default()
+        .queue("gpu")
+        .start(&nemo_lens::Meter::noop());
+    assert_eq!(job.elapsed(), Duration::ZERO);
+    job.finish();
 }

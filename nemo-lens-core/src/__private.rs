@@ -32,7 +32,7 @@ pub use crate::{
 pub trait ErrorTypeAttribute<E> {}
 
 pub use crate::attributes::{concat_attributes, concat_keys, keys_disjoint, Attributes};
-pub use crate::observe::{Observation, ObserveError, Observed};
+pub use crate::observe::{Observation, ObserveError, Observed, ObservedSlot};
 pub use ::core::option::Option::{self, None, Some};
 pub use ::core::result::Result::{self, Err, Ok};
 pub use ::std::boxed::Box;

@@ -3,8 +3,9 @@
 //! the registration that keeps it reporting.
 
 use std::any::{Any, TypeId};
+use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// The values a set's observable instruments report: the source is called
 /// by the first instrument's callback of each collection (the SDK runs
@@ -36,40 +37,94 @@ impl<T> Observed<T> {
     }
 }
 
+/// The one source of an observed set on one meter, which the set's
+/// observable instruments (built once per meter, so observing again adds
+/// no callback to the SDK) read at each collection.
+pub struct ObservedSlot<T> {
+    current: Mutex<Option<Arc<Observed<T>>>>,
+}
+
+impl<T: Send + 'static> ObservedSlot<T> {
+    /// The source reporting now, if any.
+    pub fn current(&self) -> Option<Arc<Observed<T>>> {
+        self.current
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Makes `source` the set's source on this meter, unless one reports.
+    pub fn install(
+        self: &Arc<Self>,
+        source: Arc<Observed<T>>,
+    ) -> Result<Observation, ObserveError> {
+        let mut current = self.current.lock().unwrap_or_else(PoisonError::into_inner);
+        if current.is_some() {
+            return Err(ObserveError {
+                set: std::any::type_name::<T>(),
+            });
+        }
+        *current = Some(source);
+        Ok(Observation {
+            slot: Some(Arc::clone(self) as Arc<dyn Clear>),
+        })
+    }
+}
+
+/// What an [`Observation`] does to its slot when it ends.
+trait Clear: Send + Sync {
+    fn clear(&self);
+}
+
+impl<T: Send + 'static> Clear for ObservedSlot<T> {
+    fn clear(&self) {
+        // Dropped outside the lock: a source's captures may take a while.
+        let ended = self
+            .current
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        drop(ended);
+    }
+}
+
 /// A source registered with `T::observe`: it reports while this value
 /// lives. Dropping it ends the source (its series end at the next
-/// collection, and it is never called again); [`keep`](Observation::keep)
-/// leaves it reporting for as long as the meter lives.
-///
-/// The callbacks the SDK holds reach the source only through this
-/// registration, so nothing else keeps it (or what it captured) alive.
+/// collection, it is never called again, and what it captured is freed);
+/// [`keep`](Observation::keep) leaves it reporting for as long as the meter
+/// lives.
 #[must_use = "the source reports only while its Observation lives: keep it, or call keep()"]
 pub struct Observation {
-    source: Option<Arc<dyn Any + Send + Sync>>,
-    registry: Weak<Registrations>,
+    slot: Option<Arc<dyn Clear>>,
 }
 
 impl Observation {
     /// A registration on a meter that records nothing: there is no source.
     pub fn inactive() -> Self {
-        Observation {
-            source: None,
-            registry: Weak::new(),
-        }
+        Observation { slot: None }
     }
 
     /// Leaves the source reporting for as long as the meter lives, and
-    /// `T::observe` on this meter refused for good.
+    /// `T::observe` on this meter refused for good. The meter then holds
+    /// the source: a source that holds the meter (a clone captured in its
+    /// closure) keeps it alive for good; capture a
+    /// [`WeakMeter`](crate::WeakMeter) instead.
     pub fn keep(mut self) {
-        if let (Some(source), Some(registry)) = (self.source.take(), self.registry.upgrade()) {
-            registry.keep(source);
-        }
+        self.slot = None;
     }
 
     /// Whether a source is registered (`false` on a meter that records
-    /// nothing).
+    /// nothing, and after [`keep`](Self::keep)).
     pub fn is_active(&self) -> bool {
-        self.source.is_some()
+        self.slot.is_some()
+    }
+}
+
+impl Drop for Observation {
+    fn drop(&mut self) {
+        if let Some(slot) = self.slot.take() {
+            slot.clear();
+        }
     }
 }
 
@@ -108,49 +163,33 @@ impl fmt::Display for ObserveError {
 
 impl std::error::Error for ObserveError {}
 
-/// The sources registered on one meter, one per set.
+/// The slots of the observed sets of one meter, one per set.
 #[derive(Default)]
 pub(crate) struct Registrations {
-    entries: Mutex<Vec<Entry>>,
-}
-
-struct Entry {
-    set: TypeId,
-    live: Weak<dyn Any + Send + Sync>,
-    /// Held here after [`Observation::keep`].
-    kept: Option<Arc<dyn Any + Send + Sync>>,
+    slots: Mutex<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>,
 }
 
 impl Registrations {
-    /// Registers `source` as `T`'s, unless a live source of `T` reports.
-    pub(crate) fn register<T: 'static>(
-        self: &Arc<Self>,
-        source: Arc<dyn Any + Send + Sync>,
-    ) -> Result<Observation, ObserveError> {
-        let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
-        entries.retain(|entry| entry.live.strong_count() > 0);
-        let set = TypeId::of::<T>();
-        if entries.iter().any(|entry| entry.set == set) {
-            return Err(ObserveError {
-                set: std::any::type_name::<T>(),
-            });
+    /// `T`'s slot, made (and its instruments built with `build`) on first
+    /// use.
+    pub(crate) fn slot<T: Send + 'static>(
+        &self,
+        build: impl FnOnce(&Arc<ObservedSlot<T>>),
+    ) -> Arc<ObservedSlot<T>> {
+        let mut slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(slot) = slots.get(&TypeId::of::<T>()) {
+            if let Ok(slot) = Arc::clone(slot).downcast::<ObservedSlot<T>>() {
+                return slot;
+            }
         }
-        entries.push(Entry {
-            set,
-            live: Arc::downgrade(&source),
-            kept: None,
+        let slot = Arc::new(ObservedSlot {
+            current: Mutex::new(None),
         });
-        Ok(Observation {
-            source: Some(source),
-            registry: Arc::downgrade(self),
-        })
-    }
-
-    fn keep(&self, source: Arc<dyn Any + Send + Sync>) {
-        let mut entries = self.entries.lock().unwrap_or_else(PoisonError::into_inner);
-        let live = Arc::downgrade(&source);
-        if let Some(entry) = entries.iter_mut().find(|e| Weak::ptr_eq(&e.live, &live)) {
-            entry.kept = Some(source);
-        }
+        build(&slot);
+        slots.insert(
+            TypeId::of::<T>(),
+            Arc::clone(&slot) as Arc<dyn Any + Send + Sync>,
+        );
+        slot
     }
 }

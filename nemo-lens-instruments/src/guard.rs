@@ -27,6 +27,10 @@ pub(crate) trait Ended: Instruments + Default + Send {
     /// per-output times only when `error_type` is `None`) and records them
     /// on `meter`.
     fn ended(&mut self, meter: &Meter, measured: Measured, error_type: Option<StringValue>);
+
+    /// Moves what a prepared set says about the measured fields into the
+    /// guard's `timing`, which owns them from the start.
+    fn prepare(&mut self, _timing: &mut Timing) {}
 }
 
 /// The generic guard behind [`InferenceRequest`](crate::InferenceRequest) and
@@ -41,11 +45,12 @@ pub(crate) struct Guard<S: Ended> {
 
 impl<S: Ended> Guard<S> {
     /// Starts on `metrics` as prepared (the attributes and counts set so far).
-    pub fn start(meter: &Meter, at: Option<Instant>, metrics: S) -> Self {
-        let timing = match at {
+    pub fn start(meter: &Meter, at: Option<Instant>, mut metrics: S) -> Self {
+        let mut timing = match at {
             Some(at) => Timing::start_at(meter.is_enabled(), at),
             None => Timing::default(),
         };
+        metrics.prepare(&mut timing);
         Guard {
             meter: meter.lease(),
             metrics,
@@ -150,7 +155,9 @@ pub(crate) use guard_setters;
 /// happened at its start ("arrived", "was sent").
 macro_rules! lifecycle {
     ($guard:ident, $set:ident, $noun:literal, $began:literal) => {
-        /// Starts the guard on the set as prepared with its setters:
+        /// Starts the guard on the set as prepared with its setters (the
+        /// guard owns the durations, the timings and `error.type`, which it
+        /// sets when the work ends):
         #[doc = concat!("`", stringify!($set), "::default().model(\"m\").start(&meter)` is `",
             stringify!($guard), "::start(&meter).model(\"m\")`.")]
         impl nemo_lens_core::Guarded for $set {

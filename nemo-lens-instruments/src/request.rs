@@ -7,7 +7,7 @@ use opentelemetry::StringValue;
 
 use crate::genai::InferenceMetrics;
 use crate::guard::{guard_setters, lifecycle, Ended, Guard};
-use crate::timing::Measured;
+use crate::timing::{Measured, Timing};
 use crate::TokenModality;
 
 /// Measures one inference request from arrival to last token, and records
@@ -132,5 +132,13 @@ impl Ended for InferenceMetrics {
         }
         self.error_type = error_type;
         self.record(meter);
+    }
+
+    fn prepare(&mut self, timing: &mut Timing) {
+        // The guard counts outputs as they stream: a prepared count is
+        // where it starts.
+        if let Some(outputs) = self.output_tokens.take() {
+            timing.set_outputs(outputs);
+        }
     }
 }

@@ -9,7 +9,7 @@ use crate::cache::SetCache;
 use crate::groups::GroupCache;
 use std::borrow::Cow;
 
-use crate::observe::{Observation, ObserveError, Registrations};
+use crate::observe::{ObservedSlot, Registrations};
 use crate::owned::{
     CounterOf, GaugeOf, HistogramBuilder, OwnedContext, Registry, ScalarBuilder, UpDownCounterOf,
 };
@@ -104,14 +104,14 @@ impl Meter {
         }
     }
 
-    /// Registers `source` as the one source of the observed set `T` on
-    /// this meter; for `T::observe`.
+    /// The slot of the observed set `T` on this meter, its instruments
+    /// built with `build` the first time; for `T::observe`.
     #[doc(hidden)]
-    pub fn register_observation<T: 'static>(
+    pub fn observed_slot<T: Send + 'static>(
         &self,
-        source: Arc<dyn std::any::Any + Send + Sync>,
-    ) -> Result<Observation, ObserveError> {
-        self.inner.observations.register::<T>(source)
+        build: impl FnOnce(&Arc<ObservedSlot<T>>),
+    ) -> Arc<ObservedSlot<T>> {
+        self.inner.observations.slot::<T>(build)
     }
 
     /// A handle for something that records later, such as a guard: it keeps
@@ -320,8 +320,17 @@ impl WeakMeter {
     /// The meter, if any handle to it is still alive.
     pub fn upgrade(&self) -> Option<Meter> {
         let inner = self.0.upgrade()?;
-        let leases = self.1.as_ref().and_then(Weak::upgrade);
-        Some(Meter { inner, leases })
+        // Every strong handle gone but a lease: a table of its own, so that
+        // guards started on it still count per thread.
+        let leases = self
+            .1
+            .as_ref()
+            .and_then(Weak::upgrade)
+            .unwrap_or_else(|| Arc::new(Leases::new()));
+        Some(Meter {
+            inner,
+            leases: Some(leases),
+        })
     }
 }
 

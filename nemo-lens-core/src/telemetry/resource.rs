@@ -99,7 +99,8 @@ pub(crate) fn may_set(key: &str) -> bool {
     MAY_SET.contains(&key)
 }
 
-/// How long `nvidia-smi` may take before the GPU count is left out.
+/// How long `nvidia-smi` may take before it is given up on (the count then
+/// comes from `CUDA_VISIBLE_DEVICES` alone, or is left out).
 const NVIDIA_SMI_TIMEOUT: Duration = Duration::from_secs(5);
 
 pub(crate) struct ResourceInputs<'a> {
@@ -186,8 +187,10 @@ pub(crate) fn build(inputs: &ResourceInputs<'_>) -> Resource {
     Resource::builder_empty().with_attributes(attrs).build()
 }
 
-/// GPUs visible to this process: `CUDA_VISIBLE_DEVICES` when set (an empty
-/// value means none), else the devices `nvidia-smi -L` lists.
+/// GPUs visible to this process: those `nvidia-smi -L` lists that
+/// `CUDA_VISIBLE_DEVICES` makes visible ([`visible_gpus`]); without a driver
+/// (or without probing), the entries of `CUDA_VISIBLE_DEVICES`, and nothing
+/// when it is unset. Set but empty means none, without asking the driver.
 fn gpu_count(env: &EnvLookup, probe: bool) -> Option<i64> {
     let visible = env.get_raw("CUDA_VISIBLE_DEVICES");
     // Set but empty means no GPUs, as for CUDA itself (and Python nemo-lens):

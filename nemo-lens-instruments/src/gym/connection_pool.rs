@@ -45,8 +45,9 @@ pub struct ConnectionPoolQueue {
     pub duration: Option<Duration>,
 
     /// Which limit it waited on
-    /// (`nemo.gym.http.connection_pool.queue_constraint`).
-    #[attribute("nemo.gym.http.connection_pool.queue_constraint")]
+    /// (`nemo.gym.http.connection_pool.queue_constraint`; `unknown` when
+    /// not set).
+    #[attribute("nemo.gym.http.connection_pool.queue_constraint", default = "unknown")]
     pub constraint: Option<QueueConstraint>,
 
     /// How it ended (`nemo.gym.http.connection_pool.queue_outcome`): `ok`

@@ -117,8 +117,13 @@ impl MemoryProfilerConfig {
             config.interval = seconds
                 .filter(|s| s.is_finite() && *s > 0.0)
                 .and_then(|s| Duration::try_from_secs_f64(s).ok())
+                .filter(|interval| *interval >= MemoryProfiler::MIN_INTERVAL)
                 .ok_or_else(|| {
-                    ConfigError::new(INTERVAL_VARIABLE, value, "a number of seconds above 0")
+                    ConfigError::new(
+                        INTERVAL_VARIABLE,
+                        value,
+                        "a number of seconds, at least 0.001",
+                    )
                 })?;
         }
         Ok(config)
@@ -132,7 +137,8 @@ impl MemoryProfilerConfig {
 /// `gym.server.memory.sampled_peak` (RSS, and PSS where the kernel gives it
 /// for every process of the tree), and `gym.server.processes`; for the host,
 /// `gym.host.memory.*`. A server whose tree has exited reports 0 processes
-/// and no memory. Off Linux, process trees cannot be read: the profiler says
+/// from then on (its memory gauges keep the last values sampled, as a
+/// gauge does). Off Linux, process trees cannot be read: the profiler says
 /// so once and records host memory only. On a meter that records nothing,
 /// no thread is started.
 ///
@@ -157,6 +163,10 @@ pub struct MemoryProfiler {
 }
 
 impl MemoryProfiler {
+    /// The shortest interval: reading every tree's `/proc` files more often
+    /// would be a busy loop.
+    pub const MIN_INTERVAL: Duration = Duration::from_millis(1);
+
     /// Starts profiling `servers` when [`MemoryProfilerConfig::from_env`]
     /// says so, at its interval; `None` when it is off.
     pub fn from_env(
@@ -169,8 +179,9 @@ impl MemoryProfiler {
             .then(|| Self::start(meter, servers, config.interval)))
     }
 
-    /// Starts profiling `servers` every `interval`, with a first sample
-    /// taken before this returns.
+    /// Starts profiling `servers` every `interval` (at least
+    /// [`MIN_INTERVAL`](Self::MIN_INTERVAL)), with a first sample taken
+    /// before this returns.
     pub fn start(
         meter: &Meter,
         servers: impl IntoIterator<Item = GymServer>,
@@ -187,7 +198,7 @@ impl MemoryProfiler {
         let thread = SamplingThread::spawn(
             "nemo-gym-memory",
             "memory profiler",
-            interval,
+            interval.max(Self::MIN_INTERVAL),
             true,
             move || sampler,
             move |sampler| sampler.sample(&meter),
@@ -323,7 +334,7 @@ mod tests {
 
     #[test]
     fn bad_values_are_errors_that_name_the_variable() {
-        for interval in ["0", "-1", "soon", "inf", "NaN"] {
+        for interval in ["0", "-1", "soon", "inf", "NaN", "1e-12"] {
             let error = config(&[(INTERVAL_VARIABLE, interval)]).unwrap_err();
             assert_eq!(error.variable, INTERVAL_VARIABLE, "{interval}");
             assert_eq!(error.value, interval);

@@ -68,9 +68,12 @@ pub(super) fn guard(checked: &Checked, p: &TokenStream) -> TokenStream {
             },
             quote!(__in_flight,),
             quote! {
-                // The counts go back on the series they went up on.
-                #(self.__in_flight.#in_flight = #p::Some(::core::convert::From::from(-1i8));)*
-                #p::Instruments::record(&self.__in_flight, meter);
+                // The counts go back on the series they went up on (none
+                // went up on a disabled meter, which has no start time).
+                if self.__start.is_some() {
+                    #(self.__in_flight.#in_flight = #p::Some(::core::convert::From::from(-1i8));)*
+                    #p::Instruments::record(&self.__in_flight, meter);
+                }
             },
         )
     };
@@ -246,12 +249,13 @@ fn in_flight_count(checked: &Checked, fields: &[&syn::Ident], p: &TokenStream) -
     let ident = &checked.container.ident;
     quote! {
         let mut __metrics = __metrics;
+        #(__metrics.#fields = #p::None;)*
         let mut __in_flight = #ident::__none();
-        #(#copies)*
-        #(
-            __metrics.#fields = #p::None;
-            __in_flight.#fields = #p::Some(::core::convert::From::from(1i8));
-        )*
-        #p::Instruments::record(&__in_flight, meter);
+        // A disabled meter records nothing: no clone, no count.
+        if __start.is_some() {
+            #(#copies)*
+            #(__in_flight.#fields = #p::Some(::core::convert::From::from(1i8));)*
+            #p::Instruments::record(&__in_flight, meter);
+        }
     }
 }

@@ -24,7 +24,6 @@ pub(super) fn observe(checked: &Checked, p: &TokenStream) -> TokenStream {
         .iter()
         .enumerate()
         .map(|(i, instrument)| {
-            let refresh = (i == 0).then(|| quote!(__observed.refresh();));
             let reports = checked
                 .measures
                 .iter()
@@ -48,11 +47,13 @@ pub(super) fn observe(checked: &Checked, p: &TokenStream) -> TokenStream {
                 instrument,
                 quote! {
                     move |__observer| {
-                        // Gone once the registration is dropped.
-                        let #p::Some(__observed) = __observed.upgrade() else {
+                        // None while no Observation lives.
+                        let #p::Some(__observed) = __slot.current() else {
                             return;
                         };
-                        #refresh
+                        if __refresh {
+                            __observed.refresh();
+                        }
                         __observed.with(|__items| {
                             for __item in __items {
                                 #(#reports)*
@@ -72,7 +73,10 @@ pub(super) fn observe(checked: &Checked, p: &TokenStream) -> TokenStream {
             });
             quote! {
                 #gate {
-                    let __observed = #p::Arc::downgrade(&__source);
+                    // The SDK runs callbacks in the order the instruments
+                    // were built: the first built calls the source.
+                    let __refresh = ::core::mem::replace(&mut __first, false);
+                    let __slot = #p::Arc::clone(__slot);
                     let _ = #build;
                 }
             }
@@ -102,16 +106,16 @@ pub(super) fn observe(checked: &Checked, p: &TokenStream) -> TokenStream {
                 if !meter.is_enabled() {
                     return ::core::result::Result::Ok(#p::Observation::inactive());
                 }
-                let __source = #p::Observed::new(move || {
+                let __slot = meter.observed_slot::<Self>(|__slot| {
+                    let mut __first = true;
+                    #(#instruments)*
+                    let _ = __first;
+                });
+                __slot.install(#p::Observed::new(move || {
                     ::core::iter::Iterator::collect::<#p::Vec<Self>>(
                         ::core::iter::IntoIterator::into_iter(source()),
                     )
-                });
-                let __registration = meter.register_observation::<Self>(
-                    ::core::clone::Clone::clone(&__source) as #p::Arc<dyn ::core::any::Any + ::core::marker::Send + ::core::marker::Sync>,
-                )?;
-                #(#instruments)*
-                ::core::result::Result::Ok(__registration)
+                }))
             }
         }
     }

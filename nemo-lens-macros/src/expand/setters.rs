@@ -32,8 +32,7 @@ impl Setter<'_> {
             param,
             value,
         } = self;
-        let set_name = format_ident!("set_{}", name);
-        let set_doc = format!("{doc}\n\nThe same through a borrow, for a value in place.");
+        let by_borrow = self.by_borrow(path);
         quote! {
             #[doc = #doc]
             #must_use
@@ -43,6 +42,22 @@ impl Setter<'_> {
                 self
             }
 
+            #by_borrow
+        }
+    }
+
+    /// `set_name(&mut self, value) -> &mut Self` alone.
+    fn by_borrow(&self, path: &TokenStream) -> TokenStream {
+        let Setter {
+            name,
+            vis,
+            doc,
+            param,
+            value,
+        } = self;
+        let set_name = format_ident!("set_{}", name);
+        let set_doc = format!("{doc}\n\nThe same through a borrow, for a value in place.");
+        quote! {
             #[doc = #set_doc]
             #[inline]
             #vis fn #set_name(&mut self, #param) -> &mut Self {
@@ -65,10 +80,22 @@ pub(super) fn setters(checked: &Checked, p: &TokenStream) -> TokenStream {
     }
 }
 
+/// The guard's own methods, which a field's by-value setter would clash
+/// with: such a field is set on the guard with `set_field` alone.
+const GUARD_METHODS: [&str; 3] = ["finish", "fail", "elapsed"];
+
 /// The same pairs as items of the guard's impl, setting its set's fields.
 pub(super) fn guard_setters(checked: &Checked, p: &TokenStream) -> TokenStream {
     let path = quote!(.__metrics);
-    specs(checked, p).map(|setter| setter.pair(&path)).collect()
+    specs(checked, p)
+        .map(|setter| {
+            if GUARD_METHODS.iter().any(|m| setter.name == m) {
+                setter.by_borrow(&path)
+            } else {
+                setter.pair(&path)
+            }
+        })
+        .collect()
 }
 
 fn specs<'a>(checked: &'a Checked, p: &'a TokenStream) -> impl Iterator<Item = Setter<'a>> {
