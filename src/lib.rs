@@ -89,6 +89,16 @@ pub use opentelemetry_sdk;
 #[doc(hidden)]
 pub use nemo_lens_core::__private;
 
+/// Guides beyond the reference: what to check when metrics do not show up,
+/// and how to move existing code over.
+pub mod guides {
+    #[doc = include_str!("guides/troubleshooting.md")]
+    pub mod troubleshooting {}
+
+    #[doc = include_str!("guides/migration.md")]
+    pub mod migration {}
+}
+
 /// The README's examples, compiled and run as doc tests (`no_run` where they
 /// serve or export). Its snippets use the `openai`, `prometheus` and
 /// `testing` features.
