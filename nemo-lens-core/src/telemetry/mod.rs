@@ -51,9 +51,11 @@
 //! | `DEPLOYMENT_ENV`, else `ENVIRONMENT` | none | `deployment.environment` |
 //! | `LOCAL_RANK` | 0 | the `first_rank_per_node` rank within a node |
 //!
-//! Every OTLP variable is checked when the configuration is read (URLs,
-//! header names and values, that certificate files exist and hold PEM),
-//! and every value is passed to the `opentelemetry-otlp` builders
+//! A job that exports over OTLP checks every OTLP variable when its
+//! configuration is read (URLs, header names and values, that certificate
+//! files exist and hold PEM); any other job (Prometheus, console, disabled)
+//! does not read them, so a stray one cannot stop it. Every value is passed
+//! to the `opentelemetry-otlp` builders
 //! explicitly, so that crate reads no variable of its own.
 //! `OTEL_EXPORTER_OTLP_INSECURE` is not read: it only applies to endpoints
 //! without a scheme, which are rejected here; the scheme decides TLS. Errors about
