@@ -42,9 +42,6 @@ pub mod openai {
         CANCELLED, ERROR_EVENT, UNDECLARED_MODEL,
     };
 }
-#[cfg(feature = "metrics-bridge")]
-#[cfg_attr(docsrs, doc(cfg(feature = "metrics-bridge")))]
-pub mod metrics_bridge;
 /// The cells one series records into, striped when threads collide on it.
 pub use nemo_lens_core::cells;
 /// Runtime metric groups: Lens's `MetricSpec` registry and spec files.
@@ -66,6 +63,11 @@ pub use nemo_lens_core::{
     ExporterKind, NemoLensConfig, OtlpProtocol, PrometheusResourceLabels, RankContext, SetupError,
     SetupOptions, ShutdownError, TelemetryHandle,
 };
+/// A recorder for the `metrics` facade that exports through nemo-lens,
+/// keeping the names `metrics-exporter-prometheus` writes.
+#[cfg(feature = "metrics-bridge")]
+#[cfg_attr(docsrs, doc(cfg(feature = "metrics-bridge")))]
+pub use nemo_lens_metrics_bridge as metrics_bridge;
 
 /// Derives [`Instruments`](trait@Instruments) for a struct of `Option<..>`
 /// fields; see the [crate documentation](crate#the-derive) for every key.

@@ -13,11 +13,12 @@ use std::path::{Path, PathBuf};
 /// Crates whose items reach users only through `nemo_lens`. `nemo-lens-naming`
 /// is not among them: nothing of it is re-exported, and its own page documents
 /// a dependency-free crate that is used on its own.
-const INTERNAL: [&str; 4] = [
+const INTERNAL: [&str; 5] = [
     "nemo_lens_core",
     "nemo_lens_macros",
     "nemo_lens_instruments",
     "nemo_lens_openai",
+    "nemo_lens_metrics_bridge",
 ];
 
 fn root() -> PathBuf {
@@ -76,6 +77,7 @@ fn public_doc_sources() -> Vec<PathBuf> {
         "nemo-lens-macros/src",
         "nemo-lens-instruments/src",
         "nemo-lens-openai/src",
+        "nemo-lens-metrics-bridge/src",
     ] {
         rust_files(&root.join(dir), &mut files);
     }

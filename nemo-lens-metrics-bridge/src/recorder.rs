@@ -59,11 +59,11 @@ pub(crate) struct Inner {
     pub(crate) counters: Registry<Key, CounterSeries>,
     pub(crate) gauges: Registry<Key, GaugeSeries>,
     pub(crate) histograms: Registry<Key, HistogramSeries>,
-    #[cfg(feature = "metrics-bridge-023")]
+    #[cfg(feature = "metrics-023")]
     pub(crate) counters_023: Registry<metrics_023::Key, CounterSeries>,
-    #[cfg(feature = "metrics-bridge-023")]
+    #[cfg(feature = "metrics-023")]
     pub(crate) gauges_023: Registry<metrics_023::Key, GaugeSeries>,
-    #[cfg(feature = "metrics-bridge-023")]
+    #[cfg(feature = "metrics-023")]
     pub(crate) histograms_023: Registry<metrics_023::Key, HistogramSeries>,
     /// Every name described or registered, by sanitized name.
     families: Mutex<HashMap<String, Family>>,
@@ -145,11 +145,11 @@ impl BridgeRecorder {
                 counters: Registry::new(),
                 gauges: Registry::new(),
                 histograms: Registry::new(),
-                #[cfg(feature = "metrics-bridge-023")]
+                #[cfg(feature = "metrics-023")]
                 counters_023: Registry::new(),
-                #[cfg(feature = "metrics-bridge-023")]
+                #[cfg(feature = "metrics-023")]
                 gauges_023: Registry::new(),
-                #[cfg(feature = "metrics-bridge-023")]
+                #[cfg(feature = "metrics-023")]
                 histograms_023: Registry::new(),
                 families: Mutex::new(HashMap::new()),
                 described: ArcSwap::default(),
@@ -319,7 +319,7 @@ impl Inner {
     fn unregister_counter(&self, key: &SeriesKey, series: &Arc<CounterSeries>) -> Removal {
         match key {
             SeriesKey::V024(key) => self.counters.remove(key, series),
-            #[cfg(feature = "metrics-bridge-023")]
+            #[cfg(feature = "metrics-023")]
             SeriesKey::V023(key) => self.counters_023.remove(key, series),
         }
     }
@@ -329,7 +329,7 @@ impl Inner {
             SeriesKey::V024(key) => {
                 self.counters.insert(key.clone(), Arc::clone(series));
             }
-            #[cfg(feature = "metrics-bridge-023")]
+            #[cfg(feature = "metrics-023")]
             SeriesKey::V023(key) => {
                 self.counters_023.insert(key.clone(), Arc::clone(series));
             }
@@ -339,7 +339,7 @@ impl Inner {
     fn unregister_gauge(&self, key: &SeriesKey, series: &Arc<GaugeSeries>) -> Removal {
         match key {
             SeriesKey::V024(key) => self.gauges.remove(key, series),
-            #[cfg(feature = "metrics-bridge-023")]
+            #[cfg(feature = "metrics-023")]
             SeriesKey::V023(key) => self.gauges_023.remove(key, series),
         }
     }
@@ -349,7 +349,7 @@ impl Inner {
             SeriesKey::V024(key) => {
                 self.gauges.insert(key.clone(), Arc::clone(series));
             }
-            #[cfg(feature = "metrics-bridge-023")]
+            #[cfg(feature = "metrics-023")]
             SeriesKey::V023(key) => {
                 self.gauges_023.insert(key.clone(), Arc::clone(series));
             }
@@ -759,5 +759,5 @@ impl Recorder for BridgeRecorder {
     }
 }
 
-#[cfg(all(test, feature = "prometheus"))]
+#[cfg(test)]
 mod tests;

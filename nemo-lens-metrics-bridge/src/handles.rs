@@ -81,7 +81,7 @@ impl Idles for GaugeSeries {
 /// A key a series is registered under, for removing it on expiry.
 pub(crate) enum SeriesKey {
     V024(metrics::Key),
-    #[cfg(feature = "metrics-bridge-023")]
+    #[cfg(feature = "metrics-023")]
     V023(metrics_023::Key),
 }
 

@@ -9,7 +9,7 @@ use nemo_lens_core::telemetry::PrometheusResourceLabels;
 use nemo_lens_core::{EnvLookup, NemoLensConfig, SetupOptions, TelemetryHandle};
 
 use super::*;
-use crate::metrics_bridge::MetricsBridge;
+use crate::MetricsBridge;
 
 /// The cardinality limit is process-wide: these tests take turns.
 static SERIAL: Mutex<()> = Mutex::new(());

@@ -6,8 +6,8 @@
 //! Migrating is: replace `PrometheusBuilder::new()` with
 //! [`MetricsBridge::new()`] and `install()` with
 //! [`install(&telemetry)`](MetricsBridge::install), `telemetry` being the
-//! [`TelemetryHandle`](crate::TelemetryHandle) of
-//! [`setup_telemetry`](crate::setup_telemetry). Every call site stays.
+//! [`TelemetryHandle`](nemo_lens_core::TelemetryHandle) of
+//! [`setup_telemetry`](nemo_lens_core::setup_telemetry). Every call site stays.
 //!
 //! - On nemo-lens's Prometheus endpoint (text and protobuf) bridged series
 //!   keep the names `metrics-exporter-prometheus` writes: no `_total`, unit
@@ -78,8 +78,11 @@
 //! # fn main() {}
 //! ```
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+#![warn(missing_docs)]
+
 mod builder;
-#[cfg(feature = "metrics-bridge-023")]
+#[cfg(feature = "metrics-023")]
 mod compat_023;
 mod error;
 mod family;

@@ -24,7 +24,7 @@ impl RegistryKey for metrics::Key {
     }
 }
 
-#[cfg(feature = "metrics-bridge-023")]
+#[cfg(feature = "metrics-023")]
 impl RegistryKey for metrics_023::Key {
     #[inline]
     fn hash64(&self) -> u64 {
