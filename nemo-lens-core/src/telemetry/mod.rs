@@ -57,8 +57,9 @@
 //! does not read them, so a stray one cannot stop it. Every value is passed
 //! to the `opentelemetry-otlp` builders
 //! explicitly, so that crate reads no variable of its own.
-//! `OTEL_EXPORTER_OTLP_INSECURE` is not read: it only applies to endpoints
-//! without a scheme, which are rejected here; the scheme decides TLS. Errors about
+//! `OTEL_EXPORTER_OTLP_INSECURE` changes nothing (a warning says so when
+//! it is set): it only applies to endpoints without a scheme, which are
+//! rejected here; the scheme decides TLS. Errors about
 //! headers list the header names only: values usually hold tokens. The
 //! HTTP/protobuf client honours the usual `HTTP_PROXY`/`HTTPS_PROXY`/
 //! `NO_PROXY` variables, as Python's `requests` does.

@@ -14,6 +14,18 @@ use crate::export::OtlpProtocol;
 
 /// Reads every OTLP variable into `config`.
 pub(super) fn read(reader: &Reader<'_>, config: &mut NemoLensConfig) -> Result<(), ConfigError> {
+    // Set, it would change nothing: said rather than ignored.
+    if let Some((var, _)) = reader.plain(&[
+        "OTEL_EXPORTER_OTLP_METRICS_INSECURE",
+        "OTEL_EXPORTER_OTLP_INSECURE",
+    ]) {
+        crate::warnings::emit(crate::warnings::Warning::Setting, || {
+            tracing::warn!(
+                "{var} has no effect: the endpoint's scheme decides TLS (http:// or https://), \
+                 and an endpoint without one is refused"
+            );
+        });
+    }
     if let Some((var, v)) = reader.plain(&[
         "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL",
         "OTEL_EXPORTER_OTLP_PROTOCOL",

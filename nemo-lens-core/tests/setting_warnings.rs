@@ -1,0 +1,55 @@
+//! Settings that would change nothing are said, not ignored: a misspelt
+//! GenAI opt-in, and `OTEL_EXPORTER_OTLP_INSECURE`. In a test binary of its
+//! own: tracing caches whether a call site is wanted process-wide.
+
+use std::sync::{Arc, Mutex};
+
+use nemo_lens_core::{EnvLookup, NemoLensConfig};
+
+/// What a plain `fmt` subscriber writes, one line per event.
+#[derive(Clone, Default)]
+struct Lines(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Lines {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn settings_that_change_nothing_are_warned_about() {
+    let lines = Lines::default();
+    let writer = lines.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .finish();
+    let config = tracing::subscriber::with_default(subscriber, || {
+        NemoLensConfig::from_lookup(EnvLookup::from_pairs([
+            ("NEMO_LENS_ENABLED", "1"),
+            ("NEMO_LENS_EXPORTER", "otlp"),
+            ("OTEL_EXPORTER_OTLP_INSECURE", "true"),
+            (
+                "OTEL_SEMCONV_STABILITY_OPT_IN",
+                "http,gen_ai_latest_experimentl",
+            ),
+        ]))
+    })
+    .expect("both are warnings, not errors");
+    assert!(config.semconv_opt_in.records_new("http"));
+    let text = String::from_utf8(lines.0.lock().unwrap().clone()).unwrap();
+    assert!(
+        text.contains("OTEL_EXPORTER_OTLP_INSECURE has no effect"),
+        "{text}"
+    );
+    assert!(
+        text.contains("`gen_ai_latest_experimentl`")
+            && text.contains("did you mean `gen_ai_latest_experimental`"),
+        "{text}"
+    );
+    assert!(!text.contains("`http`"), "another library's area: {text}");
+}
