@@ -158,3 +158,28 @@ fn a_second_source_of_the_same_set_is_refused_while_the_first_reports() {
     let _on_other = QueueState::observe(other.meter(), waiting(4)).expect("own meter");
     assert_eq!(values(&other, "app.queue.waiting"), [Some(4.0), None]);
 }
+
+/// A set whose first instrument is gated off on a meter without the opt-in.
+#[derive(Instruments, Default, Clone)]
+#[instruments(observe)]
+struct Gated {
+    /// Requests waiting, the draft's name.
+    #[gauge(
+        "app.draft.waiting",
+        unit = "{request}",
+        opt_in = "gen_ai_latest_experimental"
+    )]
+    draft: Option<u64>,
+    /// Requests waiting.
+    #[gauge("app.waiting", unit = "{request}")]
+    waiting: Option<u64>,
+}
+
+#[test]
+fn the_first_instrument_built_calls_the_source() {
+    let c = Capture::new();
+    let _observation =
+        Gated::observe(c.meter(), || [Gated::default().draft(1).waiting(7)]).expect("one source");
+    assert_eq!(c.last_value("app.waiting", &[]), Some(7.0));
+    assert!(!c.exposition().contains("app_draft_waiting"));
+}
