@@ -3,28 +3,15 @@
 //! warning first hit by another test's thread (no subscriber) would be
 //! filtered here.
 
-use std::sync::{Arc, Mutex};
+mod log_lines;
 
+use log_lines::Lines;
 use nemo_lens_core::groups::{record_metrics, register_metric_group, MetricKind, MetricSpec};
 use nemo_lens_core::Meter;
 use opentelemetry::metrics::MeterProvider as _;
 use opentelemetry::KeyValue;
 use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
 use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
-
-/// What a plain `fmt` subscriber writes, one line per event.
-#[derive(Clone, Default)]
-struct Lines(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Lines {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
 
 #[test]
 fn each_problem_warns_once() {
@@ -82,7 +69,7 @@ fn each_problem_warns_once() {
             );
         }
     });
-    let text = String::from_utf8(lines.0.lock().unwrap().clone()).unwrap();
+    let text = lines.text();
     let warned: Vec<&str> = text
         .lines()
         .filter(|line| line.contains(" WARN nemo_lens:"))

@@ -2,23 +2,10 @@
 //! GenAI opt-in, and `OTEL_EXPORTER_OTLP_INSECURE`. In a test binary of its
 //! own: tracing caches whether a call site is wanted process-wide.
 
-use std::sync::{Arc, Mutex};
+mod log_lines;
 
+use log_lines::Lines;
 use nemo_lens_core::{EnvLookup, NemoLensConfig};
-
-/// What a plain `fmt` subscriber writes, one line per event.
-#[derive(Clone, Default)]
-struct Lines(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Lines {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
 
 #[test]
 fn settings_that_change_nothing_are_warned_about() {
@@ -41,7 +28,7 @@ fn settings_that_change_nothing_are_warned_about() {
     })
     .expect("both are warnings, not errors");
     assert!(config.semconv_opt_in.records_new("http"));
-    let text = String::from_utf8(lines.0.lock().unwrap().clone()).unwrap();
+    let text = lines.text();
     assert!(
         text.contains("OTEL_EXPORTER_OTLP_INSECURE has no effect"),
         "{text}"
