@@ -29,7 +29,7 @@ scripts/deps.sh
 not_run=()
 skip() { not_run+=("$1: $2"); }
 
-cargo test -p nemo-lens-core --features otlp-tls,prometheus,console --test otlp_export --test prometheus_endpoint --test metrics_bridge_otlp
+cargo test -p nemo-lens-core --features otlp-tls,prometheus,console --test otlp_export --test prometheus_endpoint --test metrics_bridge_otlp --test registry_bridge_otlp
 
 cargo build -p nemo-lens-cli --bin nemo-lens
 cargo build -p nemo-lens-demo
@@ -70,6 +70,15 @@ if [ -n "$prometheus_bin" ]; then
         cargo test --features metrics-bridge,prometheus --test metrics_bridge_e2e -- --ignored --nocapture
 else
     skip "tests/metrics_bridge_e2e.rs (Prometheus reading the metrics bridge)" "prometheus is not installed (Debian's prometheus package)"
+fi
+
+if [ -n "$prometheus_bin" ]; then
+    cargo build --example prometheus_registry --features prometheus,prometheus-crate-bridge
+    E2E_PROMETHEUS_REGISTRY_BIN="$target_dir/debug/examples/prometheus_registry" \
+    PROMETHEUS_BIN="$prometheus_bin" \
+        cargo test --features prometheus,prometheus-crate-bridge --test registry_bridge_e2e -- --ignored --nocapture
+else
+    skip "tests/registry_bridge_e2e.rs (Prometheus scraping a bridged prometheus registry)" "prometheus is not installed (Debian's prometheus package)"
 fi
 
 venv="$target_dir/aiperf-venv"

@@ -68,6 +68,18 @@ pub use nemo_lens_core::{
 #[cfg(feature = "metrics-bridge")]
 #[cfg_attr(docsrs, doc(cfg(feature = "metrics-bridge")))]
 pub use nemo_lens_metrics_bridge as metrics_bridge;
+#[cfg(any(
+    feature = "prometheus-crate-bridge",
+    feature = "prometheus-client-bridge"
+))]
+#[cfg_attr(
+    docsrs,
+    doc(cfg(any(
+        feature = "prometheus-crate-bridge",
+        feature = "prometheus-client-bridge"
+    )))
+)]
+pub use nemo_lens_registry_bridge as registry_bridge;
 
 /// Derives [`Instruments`](trait@Instruments) for a struct of `Option<..>`
 /// fields; see the [crate documentation](crate#the-derive) for every key.

@@ -13,12 +13,13 @@ use std::path::{Path, PathBuf};
 /// Crates whose items reach users only through `nemo_lens`. `nemo-lens-naming`
 /// is not among them: nothing of it is re-exported, and its own page documents
 /// a dependency-free crate that is used on its own.
-const INTERNAL: [&str; 5] = [
+const INTERNAL: [&str; 6] = [
     "nemo_lens_core",
     "nemo_lens_macros",
     "nemo_lens_instruments",
     "nemo_lens_openai",
     "nemo_lens_metrics_bridge",
+    "nemo_lens_registry_bridge",
 ];
 
 fn root() -> PathBuf {

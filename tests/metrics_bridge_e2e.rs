@@ -56,19 +56,7 @@ fn prometheus_reads_bridged_series_and_native_histograms() {
     counter!("smg:requests:by_model", "model" => "llama").increment(3);
     gauge!("tgi_queue_size").set(4.0);
 
-    let dir = std::env::temp_dir().join(format!("nemo-lens-bridge-e2e-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let prom_port = free_port();
-    let _prometheus = start_prometheus(
-        &dir,
-        prom_port,
-        &format!(
-            "global:\n  scrape_interval: 1s\n\
-             scrape_configs:\n  - job_name: bridge\n    static_configs:\n\
-             \x20     - targets: ['127.0.0.1:{metrics_port}']\n"
-        ),
-        &["native-histograms"],
-    );
+    let (_prometheus, prom_port) = prometheus_scraping("bridge", metrics_port);
     let timeout = Duration::from_secs(30);
     let count = value(
         &wait_for(

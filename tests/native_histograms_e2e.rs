@@ -140,19 +140,7 @@ fn native_histograms_give_the_p99_within_five_percent() {
         String::from_utf8_lossy(&checked.stderr)
     );
 
-    let dir = std::env::temp_dir().join(format!("nemo-lens-native-e2e-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let prom_port = free_port();
-    let _prometheus = start_prometheus(
-        &dir,
-        prom_port,
-        &format!(
-            "global:\n  scrape_interval: 1s\n\
-             scrape_configs:\n  - job_name: native\n    static_configs:\n\
-             \x20     - targets: ['127.0.0.1:{metrics_port}']\n"
-        ),
-        &["native-histograms"],
-    );
+    let (_prometheus, prom_port) = prometheus_scraping("native", metrics_port);
     // The series as Prometheus stored it: a native histogram holding every
     // sample (histogram_count reads only native histograms).
     let native = "sum(gen_ai_server_time_to_first_token_seconds)";

@@ -111,6 +111,24 @@ pub fn value(series: &Value) -> f64 {
 /// Starts `PROMETHEUS_BIN` (else `prometheus` on the path) on
 /// `127.0.0.1:port` with `config` (YAML) written into `dir`, its log in
 /// `dir/prometheus.log`, and `features` as `--enable-feature`.
+/// Prometheus with native histograms on, scraping `127.0.0.1:target_port`
+/// every second as job `job`, its data in a fresh temporary directory; and
+/// the port its API answers on.
+pub fn prometheus_scraping(job: &str, target_port: u16) -> (Reaped, u16) {
+    let dir = std::env::temp_dir().join(format!("nemo-lens-{job}-e2e-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let port = free_port();
+    let config = format!(
+        "global:\n  scrape_interval: 1s\n\
+         scrape_configs:\n  - job_name: {job}\n    static_configs:\n\
+         \x20     - targets: ['127.0.0.1:{target_port}']\n"
+    );
+    (
+        start_prometheus(&dir, port, &config, &["native-histograms"]),
+        port,
+    )
+}
+
 pub fn start_prometheus(dir: &Path, port: u16, config: &str, features: &[&str]) -> Reaped {
     let prometheus = std::env::var("PROMETHEUS_BIN").unwrap_or_else(|_| "prometheus".into());
     let config_path = dir.join("prometheus.yml");

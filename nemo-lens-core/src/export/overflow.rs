@@ -82,7 +82,7 @@ fn warned_name(scope: &str, instrument: &str) -> String {
 }
 
 /// Says once per instrument that `name` overflowed.
-fn warn_once(name: String) {
+pub(crate) fn warn_once(name: String) {
     {
         let mut known = OVERFLOWING.lock().unwrap_or_else(PoisonError::into_inner);
         if known.contains(&name) {

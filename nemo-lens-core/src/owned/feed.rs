@@ -38,6 +38,9 @@ pub struct Batch {
     pub time: Option<SystemTime>,
     /// How the values are to be read.
     pub delta: bool,
+    /// Families gathered from other libraries' registries: cumulative
+    /// whatever `delta` says, each series with its own start.
+    pub gathered: Vec<super::GatheredScope>,
 }
 
 /// The batch of the export under way, shared by the reporting wrapper (which
@@ -98,6 +101,7 @@ impl Feed {
                     start: Some(start),
                     time: Some(now),
                     delta: true,
+                    gathered: self.registry.gather(),
                 }
             }
             None => Batch {
@@ -105,6 +109,7 @@ impl Feed {
                 start: Some(self.registry.start_time()),
                 time: Some(now),
                 delta: false,
+                gathered: self.registry.gather(),
             },
         };
         crate::export::overflow::note_owned(&batch.scopes);

@@ -19,6 +19,7 @@
 
 mod collected;
 mod feed;
+mod gathered;
 mod handle;
 mod histogram;
 mod registry;
@@ -28,6 +29,9 @@ mod series;
 pub use collected::{Delta, ExponentialPoint, HistogramPoint, OwnedData, OwnedMetric, OwnedScope};
 pub(crate) use feed::{keep_exports_coming, Feed};
 pub use feed::{Batch, Pending, KEEPALIVE_SCOPE};
+pub use gathered::{
+    Gather, GatheredFamily, GatheredKind, GatheredScope, GatheredSeries, GatheredValue, TextBlock,
+};
 pub(crate) use handle::OwnedContext;
 pub use handle::{BoundHistogram, Histogram, HistogramBuilder, HistogramValue};
 pub use histogram::{ExponentialInstrument, HistogramCell, HistogramInstrument, OwnedHistogram};

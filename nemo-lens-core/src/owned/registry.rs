@@ -9,6 +9,7 @@ use std::time::SystemTime;
 use opentelemetry::InstrumentationScope;
 
 use super::collected::{OwnedMetric, OwnedScope};
+use super::gathered::{Gather, GatheredScope, Gathering};
 
 /// What the registry asks of every owned instrument at a collection.
 pub(crate) trait Collect: Send + Sync + 'static {
@@ -26,6 +27,7 @@ type Key = (String, Option<String>, String);
 pub struct Registry {
     start: SystemTime,
     instruments: Mutex<Instruments>,
+    gathering: Mutex<Gathering>,
 }
 
 #[derive(Default)]
@@ -40,6 +42,7 @@ impl Registry {
         Arc::new(Registry {
             start: SystemTime::now(),
             instruments: Mutex::default(),
+            gathering: Mutex::default(),
         })
     }
 
@@ -104,6 +107,95 @@ impl Registry {
             }
         }
         scopes
+    }
+
+    /// Adds a source of families (another library's registry) that every
+    /// collection gathers from now on.
+    pub fn add_source(&self, source: Arc<dyn Gather>) {
+        self.gathering
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .sources
+            .push(source);
+    }
+
+    /// Every source's families now, each family within the cardinality
+    /// limit (`NEMO_LENS_CARDINALITY_LIMIT`, its later label sets merged
+    /// into one overflow series) and each series with the time it was first
+    /// gathered.
+    pub fn gather(&self) -> Vec<GatheredScope> {
+        // Gathered with no lock held: a library's collectors run user code.
+        self.sources()
+            .iter()
+            .enumerate()
+            .map(|(i, source)| self.limited(i, source, source.gather()))
+            .collect()
+    }
+
+    /// [`gather`](Self::gather) for a text scrape: a source that writes
+    /// the text format itself gives its families as written, unless one is
+    /// past the cardinality limit (then they are gathered and limited).
+    #[cfg(any(feature = "prometheus", feature = "testing"))]
+    pub fn gather_for_text(&self) -> Vec<GatheredScope> {
+        let limit = crate::export::overflow::limit();
+        self.sources()
+            .iter()
+            .enumerate()
+            .map(|(i, source)| {
+                let blocks = source
+                    .text()
+                    .map(|text| crate::export::exposition::passthrough::blocks(&text));
+                let within = |blocks: &Vec<super::TextBlock>| {
+                    let gathering = self
+                        .gathering
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner);
+                    blocks
+                        .iter()
+                        .all(|b| gathering.within(i, &b.name, b.series, limit))
+                };
+                match blocks.filter(within) {
+                    Some(text) => GatheredScope {
+                        scope: source.scope().clone(),
+                        families: Vec::new(),
+                        text,
+                    },
+                    None => self.limited(i, source, source.gather()),
+                }
+            })
+            .collect()
+    }
+
+    fn sources(&self) -> Vec<Arc<dyn Gather>> {
+        self.gathering
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .sources
+            .clone()
+    }
+
+    /// `families` of source number `i`, within the cardinality limit and
+    /// with their start times.
+    fn limited(
+        &self,
+        i: usize,
+        source: &Arc<dyn Gather>,
+        mut families: Vec<super::GatheredFamily>,
+    ) -> GatheredScope {
+        let now = SystemTime::now();
+        let limit = crate::export::overflow::limit();
+        let mut gathering = self
+            .gathering
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        for family in &mut families {
+            gathering.limit(i, family, limit, now);
+        }
+        GatheredScope {
+            scope: source.scope().clone(),
+            families,
+            text: Vec::new(),
+        }
     }
 
     /// How many owned instruments the registry holds.

@@ -207,6 +207,7 @@ impl Capture {
             families::families(
                 &collected,
                 &owned,
+                self.registry.gather_for_text(),
                 &PrometheusResourceLabels::None,
                 &mut known,
             )

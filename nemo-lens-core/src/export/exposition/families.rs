@@ -12,7 +12,10 @@ use opentelemetry_sdk::metrics::data::{
 };
 use opentelemetry_sdk::Resource;
 
-use crate::owned::{ExponentialPoint, HistogramPoint, OwnedData, OwnedScope};
+use crate::owned::{
+    ExponentialPoint, GatheredKind, GatheredScope, GatheredValue, HistogramPoint, OwnedData,
+    OwnedScope,
+};
 use crate::telemetry::PrometheusResourceLabels;
 
 const TARGET_INFO_NAME: &str = "target_info";
@@ -28,8 +31,11 @@ pub(crate) enum Kind {
     Counter,
     Gauge,
     Histogram,
-    /// Only bridged histograms a `metrics` facade user chose to summarise.
+    /// Bridged histograms a `metrics` facade user chose to summarise, and
+    /// gathered summaries.
     Summary,
+    /// Only families gathered from another library's registry.
+    Untyped,
 }
 
 impl Kind {
@@ -39,6 +45,7 @@ impl Kind {
             Kind::Gauge => "gauge",
             Kind::Histogram => "histogram",
             Kind::Summary => "summary",
+            Kind::Untyped => "untyped",
         }
     }
 }
@@ -50,6 +57,9 @@ pub(crate) struct Family {
     pub help: String,
     pub kind: Kind,
     pub metrics: Vec<Series>,
+    /// A gathered family's lines as its library wrote them, resource
+    /// labels added, which a text scrape copies (`metrics` is then empty).
+    pub raw: Option<String>,
 }
 
 /// One series: its labels and its value.
@@ -145,6 +155,7 @@ impl Known {
 pub(crate) fn families(
     metrics: &ResourceMetrics,
     owned: &[OwnedScope],
+    gathered: Vec<GatheredScope>,
     selection: &PrometheusResourceLabels,
     known: &mut Known,
 ) -> Vec<Family> {
@@ -203,6 +214,7 @@ pub(crate) fn families(
                     help,
                     kind,
                     metrics: Vec::new(),
+                    raw: None,
                 })
                 .metrics
                 .extend(series);
@@ -268,6 +280,7 @@ pub(crate) fn families(
                     help,
                     kind: Kind::Histogram,
                     metrics: Vec::new(),
+                    raw: None,
                 })
                 .metrics
                 .extend(series);
@@ -280,6 +293,7 @@ pub(crate) fn families(
             }));
         }
     }
+    add_gathered(&mut by_name, gathered, &resource_labels, known);
     for (summary, help) in summaries {
         add_summary(&mut by_name, summary, help, &resource_labels, known);
     }
@@ -287,14 +301,145 @@ pub(crate) fn families(
     for family in &mut families {
         family.metrics.sort_by(|a, b| {
             a.labels.len().cmp(&b.labels.len()).then_with(|| {
-                let values =
-                    |s: &Series| s.labels.iter().map(|(_, v)| v.clone()).collect::<Vec<_>>();
-                values(a).cmp(&values(b))
+                // Compared in place: cloning the values made sorting a
+                // large scrape allocate twice per comparison.
+                let values_a = a.labels.iter().map(|(_, v)| v);
+                values_a.cmp(b.labels.iter().map(|(_, v)| v))
             })
         });
     }
     families
 }
+
+/// Families gathered from other libraries' registries, under the names,
+/// HELP and labels the library gave them, with the resource labels the
+/// series do not already have.
+fn add_gathered(
+    by_name: &mut BTreeMap<String, Family>,
+    gathered: Vec<GatheredScope>,
+    resource_labels: &[(String, String)],
+    known: &mut Known,
+) {
+    let mut families = Vec::new();
+    for scope in gathered {
+        add_text(by_name, scope.text, resource_labels, known);
+        families.extend(scope.families);
+    }
+    for mut family in families {
+        let kind = kind_of(family.kind);
+        let help = std::mem::take(&mut family.help);
+        let Some(help) = known.help(&family.name, kind, false, || help, &|_| None) else {
+            continue;
+        };
+        let series = family.series.into_iter().map(|series| {
+            let own = series.labels.len();
+            let mut labels = series.labels;
+            labels.reserve(resource_labels.len() + 1);
+            if series.overflow {
+                labels.push((OVERFLOW_LABEL.to_owned(), "true".to_owned()));
+            }
+            for (name, value) in resource_labels {
+                if !labels[..own].iter().any(|(mine, _)| mine == name) {
+                    labels.push((name.clone(), value.clone()));
+                }
+            }
+            let value = match series.value {
+                GatheredValue::Number(value) => Sample::Number(value),
+                GatheredValue::Histogram {
+                    count,
+                    sum,
+                    buckets,
+                } => Sample::Histogram {
+                    count,
+                    sum,
+                    buckets,
+                },
+                GatheredValue::Summary {
+                    quantiles,
+                    sum,
+                    count,
+                } => Sample::Summary {
+                    quantiles,
+                    sum,
+                    count,
+                },
+            };
+            Series { labels, value }
+        });
+        by_name
+            .entry(family.name.clone())
+            .or_insert_with(|| Family {
+                name: family.name,
+                help,
+                kind,
+                metrics: Vec::new(),
+                raw: None,
+            })
+            .metrics
+            .extend(series);
+    }
+}
+
+/// Families gathered as text, copied with the resource labels added. A
+/// name already taken by a family of another type is left out (with the
+/// warning), and one taken by a family of the same type too, since one
+/// name cannot have two `TYPE` lines.
+fn add_text(
+    by_name: &mut BTreeMap<String, Family>,
+    blocks: Vec<crate::owned::TextBlock>,
+    resource_labels: &[(String, String)],
+    known: &mut Known,
+) {
+    if blocks.is_empty() {
+        return;
+    }
+    let escaped: Vec<(String, String)> = resource_labels
+        .iter()
+        .map(|(name, value)| {
+            let mut escaped = String::with_capacity(value.len());
+            super::text::escape_into(&mut escaped, value, true);
+            (name.clone(), escaped)
+        })
+        .collect();
+    for block in blocks {
+        let kind = kind_of(block.kind);
+        if known
+            .help(&block.name, kind, false, String::new, &|_| None)
+            .is_none()
+        {
+            continue;
+        }
+        if by_name.contains_key(&block.name) {
+            warn_type_conflict(&block.name);
+            continue;
+        }
+        let mut raw = String::with_capacity(block.text.len() + block.text.len() / 2);
+        super::passthrough::splice(&block.text, &escaped, &mut raw);
+        by_name.insert(
+            block.name.clone(),
+            Family {
+                name: block.name,
+                help: String::new(),
+                kind,
+                metrics: Vec::new(),
+                raw: Some(raw),
+            },
+        );
+    }
+}
+
+fn kind_of(kind: GatheredKind) -> Kind {
+    match kind {
+        GatheredKind::Counter => Kind::Counter,
+        GatheredKind::Gauge => Kind::Gauge,
+        GatheredKind::Untyped => Kind::Untyped,
+        GatheredKind::Histogram => Kind::Histogram,
+        GatheredKind::Summary => Kind::Summary,
+    }
+}
+
+/// The overflow marker as a Prometheus label.
+const OVERFLOW_LABEL: &str = "otel_metric_overflow";
 
 /// An owned histogram point as a sample: cumulative bucket counts.
 fn owned_histogram(point: &HistogramPoint) -> Sample {
@@ -412,6 +557,7 @@ fn add_summary(
             help,
             kind: Kind::Summary,
             metrics: Vec::new(),
+            raw: None,
         })
         .metrics
         .extend(metrics);
@@ -600,6 +746,7 @@ fn target_info(resource: &Resource) -> Family {
             labels: labels(&mut resource.iter(), &[]),
             value: Sample::Number(1.0),
         }],
+        raw: None,
     }
 }
 

@@ -9,4 +9,5 @@
 
 pub(crate) mod families;
 pub(crate) mod native;
+pub(crate) mod passthrough;
 pub(crate) mod text;

@@ -9,9 +9,14 @@ use super::native;
 
 /// The families as text.
 pub(crate) fn encode(families: &[Family]) -> Vec<u8> {
-    let mut out = String::new();
+    let mut out = String::with_capacity(estimate(families));
     for family in families {
+        if let Some(raw) = &family.raw {
+            out.push_str(raw);
+            continue;
+        }
         let name = &family.name;
+        let mut bounds = Bounds::default();
         if !family.help.is_empty() {
             out.push_str("# HELP ");
             out.push_str(name);
@@ -22,7 +27,7 @@ pub(crate) fn encode(families: &[Family]) -> Vec<u8> {
         let _ = writeln!(out, "# TYPE {name} {}", family.kind.as_str());
         for series in &family.metrics {
             match (&series.value, family.kind) {
-                (Sample::Number(value), Kind::Counter | Kind::Gauge) => {
+                (Sample::Number(value), Kind::Counter | Kind::Gauge | Kind::Untyped) => {
                     sample(&mut out, name, "", &series.labels, None, *value);
                 }
                 (
@@ -33,7 +38,14 @@ pub(crate) fn encode(families: &[Family]) -> Vec<u8> {
                     },
                     Kind::Histogram,
                 ) => {
-                    histogram(&mut out, name, &series.labels, *count, *sum, buckets);
+                    histogram(
+                        &mut out,
+                        name,
+                        &series.labels,
+                        (*count, *sum),
+                        buckets,
+                        &mut bounds,
+                    );
                 }
                 (Sample::Exponential(point), Kind::Histogram) => {
                     let buckets = native::classic(point);
@@ -41,9 +53,9 @@ pub(crate) fn encode(families: &[Family]) -> Vec<u8> {
                         &mut out,
                         name,
                         &series.labels,
-                        point.count,
-                        point.sum,
+                        (point.count, point.sum),
                         &buckets,
+                        &mut bounds,
                     );
                 }
                 (
@@ -78,18 +90,72 @@ pub(crate) fn encode(families: &[Family]) -> Vec<u8> {
     out.into_bytes()
 }
 
+/// Roughly the bytes `families` take as text, so the output grows once or
+/// not at all rather than doubling its way through megabytes.
+fn estimate(families: &[Family]) -> usize {
+    families
+        .iter()
+        .map(|family| {
+            family.raw.as_ref().map_or(0, String::len)
+                + family
+                    .metrics
+                    .iter()
+                    .map(|series| {
+                        let lines = match &series.value {
+                            Sample::Number(_) => 1,
+                            Sample::Histogram { buckets, .. } => buckets.len() + 3,
+                            Sample::Exponential(_) => 16,
+                            Sample::Summary { quantiles, .. } => quantiles.len() + 2,
+                        };
+                        let labels: usize = series
+                            .labels
+                            .iter()
+                            .map(|(k, v)| k.len() + v.len() + 4)
+                            .sum();
+                        lines * (family.name.len() + labels + 40)
+                    })
+                    .sum::<usize>()
+                + family.help.len()
+                + 2 * family.name.len()
+                + 32
+        })
+        .sum()
+}
+
+/// The `le` values of a family's bounds, written once: every series of a
+/// family has the same bounds, and formatting a float is most of a bucket
+/// line's cost.
+#[derive(Default)]
+struct Bounds(Vec<(Option<u64>, String)>);
+
+impl Bounds {
+    fn le(&mut self, at: usize, bound: f64) -> &str {
+        let bits = Some(bound.to_bits());
+        if at >= self.0.len() {
+            self.0.resize(at + 1, (None, String::new()));
+        }
+        let (cached, text) = &mut self.0[at];
+        if *cached != bits {
+            *cached = bits;
+            text.clear();
+            push_number(text, bound);
+        }
+        text
+    }
+}
+
 fn histogram(
     out: &mut String,
     name: &str,
     labels: &[(String, String)],
-    count: u64,
-    sum: f64,
+    (count, sum): (u64, f64),
     buckets: &[(f64, u64)],
+    bounds: &mut Bounds,
 ) {
     let mut inf_seen = false;
-    for (bound, cumulative) in buckets {
-        let le = bound.to_string();
-        sample(out, name, "_bucket", labels, Some(&le), *cumulative as f64);
+    for (at, (bound, cumulative)) in buckets.iter().enumerate() {
+        let le = bounds.le(at, *bound);
+        sample(out, name, "_bucket", labels, Some(le), *cumulative as f64);
         inf_seen |= bound.is_infinite() && bound.is_sign_positive();
     }
     if !inf_seen {
@@ -133,10 +199,17 @@ fn sample(
 /// A number as Prometheus writes one: Rust's shortest round-trip form,
 /// `+Inf`, `-Inf` and `NaN`.
 fn push_number(out: &mut String, value: f64) {
+    /// Below 2^53 every whole `f64` is an exact `i64`, which Rust writes
+    /// with the same digits as the float and several times faster (counts
+    /// and bucket counts are most of a scrape).
+    const EXACT: f64 = 9_007_199_254_740_992.0;
     match value {
         v if v.is_nan() => out.push_str("NaN"),
         v if v.is_infinite() && v > 0.0 => out.push_str("+Inf"),
         v if v.is_infinite() => out.push_str("-Inf"),
+        v if v.fract() == 0.0 && v.abs() < EXACT && !(v == 0.0 && v.is_sign_negative()) => {
+            let _ = write!(out, "{}", v as i64);
+        }
         v => {
             let _ = write!(out, "{v}");
         }
@@ -144,7 +217,12 @@ fn push_number(out: &mut String, value: f64) {
 }
 
 /// Backslashes and newlines escaped, and double quotes in label values.
-fn escape_into(out: &mut String, text: &str, quotes: bool) {
+pub(super) fn escape_into(out: &mut String, text: &str, quotes: bool) {
+    let special = |c: char| c == '\\' || c == '\n' || (quotes && c == '"');
+    if !text.contains(special) {
+        out.push_str(text);
+        return;
+    }
     for c in text.chars() {
         match c {
             '\\' => out.push_str("\\\\"),

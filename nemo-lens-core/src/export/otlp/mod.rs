@@ -8,6 +8,7 @@
 //! validation and any injected environment).
 
 mod error;
+mod gathered;
 mod grpc;
 mod http;
 mod owned;

@@ -12,7 +12,8 @@ use opentelemetry_proto::tonic::metrics::v1::{
 };
 use opentelemetry_proto::transform::common::tonic::Attributes;
 
-use crate::owned::{Batch, OwnedData, OwnedMetric, OwnedScope, KEEPALIVE_SCOPE};
+use super::gathered;
+use crate::owned::{Batch, OwnedData, OwnedMetric, KEEPALIVE_SCOPE};
 
 /// Drops the keep-alive scope from `request` and adds `batch`'s series.
 pub(super) fn merge(request: &mut ExportMetricsServiceRequest, batch: &Batch) {
@@ -37,23 +38,36 @@ pub(super) fn merge(request: &mut ExportMetricsServiceRequest, batch: &Batch) {
             .metrics
             .iter()
             .map(|metric| histogram(metric, start, time, temporality));
-        let proto_scope = scope(owned);
-        match resource
-            .scope_metrics
-            .iter_mut()
-            .find(|s| s.scope.as_ref() == Some(&proto_scope))
-        {
-            Some(existing) => existing.metrics.extend(metrics),
-            None => resource.scope_metrics.push(ScopeMetrics {
-                scope: Some(proto_scope),
-                metrics: metrics.collect(),
-                schema_url: owned
-                    .scope
-                    .schema_url()
-                    .map(str::to_owned)
-                    .unwrap_or_default(),
-            }),
-        }
+        add(&mut resource.scope_metrics, &owned.scope, metrics);
+    }
+    for source in &batch.gathered {
+        let metrics = gathered::metrics(source, time);
+        add(
+            &mut resource.scope_metrics,
+            &source.scope,
+            metrics.into_iter(),
+        );
+    }
+}
+
+/// Adds `metrics` to the scope `scope` of `scopes`, which it makes when
+/// the SDK's data has no such scope.
+fn add(
+    scopes: &mut Vec<ScopeMetrics>,
+    scope: &opentelemetry::InstrumentationScope,
+    metrics: impl Iterator<Item = Metric>,
+) {
+    let proto_scope = ProtoScope::from((scope, None));
+    match scopes
+        .iter_mut()
+        .find(|s| s.scope.as_ref() == Some(&proto_scope))
+    {
+        Some(existing) => existing.metrics.extend(metrics),
+        None => scopes.push(ScopeMetrics {
+            scope: Some(proto_scope),
+            metrics: metrics.collect(),
+            schema_url: scope.schema_url().map(str::to_owned).unwrap_or_default(),
+        }),
     }
 }
 
@@ -63,11 +77,6 @@ pub(super) fn is_empty(request: &ExportMetricsServiceRequest) -> bool {
         .resource_metrics
         .iter()
         .all(|r| r.scope_metrics.iter().all(|s| s.metrics.is_empty()))
-}
-
-/// The scope as the SDK's conversion writes it.
-fn scope(owned: &OwnedScope) -> ProtoScope {
-    ProtoScope::from((&owned.scope, None))
 }
 
 fn histogram(
@@ -134,7 +143,7 @@ fn histogram(
     }
 }
 
-fn nanos(time: Option<SystemTime>) -> u64 {
+pub(super) fn nanos(time: Option<SystemTime>) -> u64 {
     time.and_then(|t| t.duration_since(UNIX_EPOCH).ok())
         .map_or(0, |d| d.as_nanos() as u64)
 }

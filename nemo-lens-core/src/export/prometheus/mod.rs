@@ -230,11 +230,25 @@ impl PrometheusRenderer {
             .as_ref()
             .map(|registry| registry.collect(false))
             .unwrap_or_default();
+        let gathered = self
+            .registry
+            .as_ref()
+            .map(|registry| match format {
+                Format::Text => registry.gather_for_text(),
+                Format::Protobuf => registry.gather(),
+            })
+            .unwrap_or_default();
         crate::export::overflow::note(&collected);
         crate::export::overflow::note_owned(&owned);
         let families = {
             let mut known = self.known.lock().unwrap_or_else(PoisonError::into_inner);
-            families::families(&collected, &owned, &self.resource_labels, &mut known)
+            families::families(
+                &collected,
+                &owned,
+                gathered,
+                &self.resource_labels,
+                &mut known,
+            )
         };
         let body = match format {
             Format::Text => text::encode(&families),

@@ -30,6 +30,12 @@ struct Counter {
 }
 
 #[derive(Clone, PartialEq, Message)]
+struct Untyped {
+    #[prost(double, tag = "1")]
+    value: f64,
+}
+
+#[derive(Clone, PartialEq, Message)]
 struct Quantile {
     #[prost(double, tag = "1")]
     quantile: f64,
@@ -97,6 +103,8 @@ struct Metric {
     counter: Option<Counter>,
     #[prost(message, optional, tag = "4")]
     summary: Option<Summary>,
+    #[prost(message, optional, tag = "5")]
+    untyped: Option<Untyped>,
     #[prost(message, optional, tag = "7")]
     histogram: Option<Histogram>,
 }
@@ -107,7 +115,7 @@ struct MetricFamily {
     name: String,
     #[prost(string, tag = "2")]
     help: String,
-    /// `COUNTER` 0, `GAUGE` 1, `SUMMARY` 2, `HISTOGRAM` 4.
+    /// `COUNTER` 0, `GAUGE` 1, `SUMMARY` 2, `UNTYPED` 3, `HISTOGRAM` 4.
     #[prost(int32, tag = "3")]
     r#type: i32,
     #[prost(message, repeated, tag = "4")]
@@ -125,6 +133,7 @@ pub(super) fn encode(families: &[Family]) -> Vec<u8> {
                 Kind::Counter => 0,
                 Kind::Gauge => 1,
                 Kind::Summary => 2,
+                Kind::Untyped => 3,
                 Kind::Histogram => 4,
             },
             metric: family
@@ -149,6 +158,9 @@ pub(super) fn encode(families: &[Family]) -> Vec<u8> {
                         }
                         (Sample::Number(value), Kind::Gauge) => {
                             metric.gauge = Some(Gauge { value: *value })
+                        }
+                        (Sample::Number(value), Kind::Untyped) => {
+                            metric.untyped = Some(Untyped { value: *value })
                         }
                         (
                             Sample::Histogram {

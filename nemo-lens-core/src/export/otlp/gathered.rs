@@ -1,0 +1,239 @@
+//! Families gathered from other libraries' registries as OTLP metrics:
+//! counters as monotonic cumulative sums, gauges and untyped families as
+//! gauges, histograms as cumulative explicit-bucket histograms and
+//! summaries as summaries. Cumulative whatever the exporter's temporality,
+//! since the library keeps only running totals; each series starts when
+//! nemo-lens first gathered it.
+
+use opentelemetry_proto::tonic::common::v1::KeyValue;
+use opentelemetry_proto::tonic::metrics::v1::{
+    metric::Data, number_data_point, summary_data_point::ValueAtQuantile, AggregationTemporality,
+    Gauge, Histogram, HistogramDataPoint, Metric, NumberDataPoint, Sum, Summary, SummaryDataPoint,
+};
+use opentelemetry_proto::transform::common::tonic::Attributes;
+
+use super::owned::nanos;
+use crate::export::overflow::OVERFLOW_ATTRIBUTE;
+use crate::owned::{GatheredKind, GatheredScope, GatheredSeries, GatheredValue};
+
+/// The metrics of one source, read at `time`. A family whose name the SDK
+/// would refuse even after the metrics bridge's renaming is left out.
+pub(super) fn metrics(source: &GatheredScope, time: u64) -> Vec<Metric> {
+    source
+        .families
+        .iter()
+        .filter_map(|family| {
+            let name = crate::export::bridge::otel_name(&family.name)?;
+            let cumulative = AggregationTemporality::Cumulative as i32;
+            let data = match family.kind {
+                GatheredKind::Counter => Data::Sum(Sum {
+                    data_points: numbers(&family.series, time),
+                    aggregation_temporality: cumulative,
+                    is_monotonic: true,
+                }),
+                GatheredKind::Gauge | GatheredKind::Untyped => Data::Gauge(Gauge {
+                    data_points: numbers(&family.series, time),
+                }),
+                GatheredKind::Histogram => Data::Histogram(Histogram {
+                    data_points: family
+                        .series
+                        .iter()
+                        .filter_map(|series| histogram(series, time))
+                        .collect(),
+                    aggregation_temporality: cumulative,
+                }),
+                GatheredKind::Summary => Data::Summary(Summary {
+                    data_points: family
+                        .series
+                        .iter()
+                        .filter_map(|series| summary(series, time))
+                        .collect(),
+                }),
+            };
+            Some(Metric {
+                name,
+                description: family.help.clone(),
+                unit: family.unit.clone(),
+                metadata: Vec::new(),
+                data: Some(data),
+            })
+        })
+        .collect()
+}
+
+fn numbers(series: &[GatheredSeries], time: u64) -> Vec<NumberDataPoint> {
+    series
+        .iter()
+        .filter_map(|series| {
+            let GatheredValue::Number(value) = series.value else {
+                return None;
+            };
+            Some(NumberDataPoint {
+                attributes: attributes(series),
+                start_time_unix_nano: nanos(series.start),
+                time_unix_nano: time,
+                exemplars: Vec::new(),
+                flags: 0,
+                value: Some(number_data_point::Value::AsDouble(value)),
+            })
+        })
+        .collect()
+}
+
+/// Prometheus's cumulative buckets as OTLP's per-bucket counts, `+Inf`
+/// (what the last bound leaves of the count) as the overflow bucket.
+fn histogram(series: &GatheredSeries, time: u64) -> Option<HistogramDataPoint> {
+    let GatheredValue::Histogram {
+        count,
+        sum,
+        buckets,
+    } = &series.value
+    else {
+        return None;
+    };
+    let mut below = 0;
+    let mut bucket_counts: Vec<u64> = buckets
+        .iter()
+        .map(|(_, cumulative)| {
+            let in_bucket = cumulative.saturating_sub(below);
+            below = below.max(*cumulative);
+            in_bucket
+        })
+        .collect();
+    bucket_counts.push(count.saturating_sub(below));
+    Some(HistogramDataPoint {
+        attributes: attributes(series),
+        start_time_unix_nano: nanos(series.start),
+        time_unix_nano: time,
+        count: *count,
+        sum: Some(*sum),
+        bucket_counts,
+        explicit_bounds: buckets.iter().map(|(bound, _)| *bound).collect(),
+        exemplars: Vec::new(),
+        flags: 0,
+        min: None,
+        max: None,
+    })
+}
+
+fn summary(series: &GatheredSeries, time: u64) -> Option<SummaryDataPoint> {
+    let GatheredValue::Summary {
+        quantiles,
+        sum,
+        count,
+    } = &series.value
+    else {
+        return None;
+    };
+    Some(SummaryDataPoint {
+        attributes: attributes(series),
+        start_time_unix_nano: nanos(series.start),
+        time_unix_nano: time,
+        count: *count,
+        sum: *sum,
+        quantile_values: quantiles
+            .iter()
+            .map(|(quantile, value)| ValueAtQuantile {
+                quantile: *quantile,
+                value: *value,
+            })
+            .collect(),
+        flags: 0,
+    })
+}
+
+fn attributes(series: &GatheredSeries) -> Vec<KeyValue> {
+    let labels = series
+        .labels
+        .iter()
+        .map(|(name, value)| opentelemetry::KeyValue::new(name.clone(), value.clone()));
+    let overflow = series
+        .overflow
+        .then(|| opentelemetry::KeyValue::new(OVERFLOW_ATTRIBUTE, true));
+    Attributes::from(labels.chain(overflow)).0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use opentelemetry::InstrumentationScope;
+
+    use crate::owned::GatheredFamily;
+
+    fn scope(kind: GatheredKind, value: GatheredValue) -> GatheredScope {
+        let mut series = GatheredSeries::new(vec![("route".into(), "/v1".into())], value);
+        series.start = Some(std::time::UNIX_EPOCH + std::time::Duration::from_secs(7));
+        GatheredScope {
+            scope: InstrumentationScope::builder("s").build(),
+            families: vec![GatheredFamily {
+                name: "dynamo:latency_seconds".into(),
+                help: "Latency".into(),
+                unit: "s".into(),
+                kind,
+                series: vec![series],
+            }],
+            text: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn histogram_buckets_are_decumulated_with_inf_as_overflow() {
+        let source = scope(
+            GatheredKind::Histogram,
+            GatheredValue::Histogram {
+                count: 10,
+                sum: 4.5,
+                buckets: vec![(0.1, 2), (1.0, 7)],
+            },
+        );
+        let metrics = metrics(&source, 99);
+        assert_eq!(metrics[0].name, "dynamo.latency_seconds");
+        assert_eq!(metrics[0].unit, "s");
+        let Some(Data::Histogram(h)) = &metrics[0].data else {
+            panic!("not a histogram: {:?}", metrics[0].data);
+        };
+        assert_eq!(h.aggregation_temporality, 2);
+        let point = &h.data_points[0];
+        assert_eq!(point.bucket_counts, vec![2, 5, 3]);
+        assert_eq!(point.explicit_bounds, vec![0.1, 1.0]);
+        assert_eq!(point.start_time_unix_nano, 7_000_000_000);
+        assert_eq!(point.time_unix_nano, 99);
+        assert_eq!(point.attributes[0].key, "route");
+    }
+
+    #[test]
+    fn counters_are_monotonic_cumulative_sums() {
+        let metrics = metrics(&scope(GatheredKind::Counter, GatheredValue::Number(3.0)), 1);
+        let Some(Data::Sum(sum)) = &metrics[0].data else {
+            panic!("not a sum");
+        };
+        assert!(sum.is_monotonic);
+        assert_eq!(sum.aggregation_temporality, 2);
+        assert_eq!(
+            sum.data_points[0].value,
+            Some(number_data_point::Value::AsDouble(3.0))
+        );
+    }
+
+    #[test]
+    fn summaries_keep_their_quantiles() {
+        let metrics = metrics(
+            &scope(
+                GatheredKind::Summary,
+                GatheredValue::Summary {
+                    quantiles: vec![(0.5, 1.0), (0.99, 2.0)],
+                    sum: 9.0,
+                    count: 4,
+                },
+            ),
+            1,
+        );
+        let Some(Data::Summary(summary)) = &metrics[0].data else {
+            panic!("not a summary");
+        };
+        let point = &summary.data_points[0];
+        assert_eq!((point.count, point.sum), (4, 9.0));
+        assert_eq!(point.quantile_values[1].quantile, 0.99);
+        assert_eq!(point.quantile_values[1].value, 2.0);
+    }
+}

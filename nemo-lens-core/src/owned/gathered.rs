@@ -1,0 +1,286 @@
+//! Families another metrics library keeps (a `prometheus` or
+//! `prometheus-client` registry), read by the exporters at each scrape and
+//! each export beside nemo-lens's own series. The library keeps its values;
+//! nemo-lens only gathers them, so nothing is added to the application's
+//! recording path. Public for `nemo_lens::registry_bridge`.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use opentelemetry::InstrumentationScope;
+
+/// A source of families gathered at every collection: one per bridged
+/// registry.
+pub trait Gather: Send + Sync + 'static {
+    /// The instrumentation scope its families go out under over OTLP.
+    fn scope(&self) -> &InstrumentationScope;
+    /// Every family now, named as on a Prometheus endpoint.
+    fn gather(&self) -> Vec<GatheredFamily>;
+    /// Every family now in the text format (0.0.4), when the source writes
+    /// that itself: a text scrape then copies it, resource labels added,
+    /// rather than reading [`gather`](Self::gather)'s families and writing
+    /// them again.
+    fn text(&self) -> Option<String> {
+        None
+    }
+}
+
+/// The Prometheus type of a gathered family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GatheredKind {
+    /// A monotonic count.
+    Counter,
+    /// A value that goes up and down; also an info family's `1`.
+    Gauge,
+    /// A value of no stated type.
+    Untyped,
+    /// Explicit buckets.
+    Histogram,
+    /// Quantiles with a sum and a count.
+    Summary,
+}
+
+impl GatheredKind {
+    /// The kind a `# TYPE` line names (`counter`, `gauge`, `histogram`,
+    /// `summary`); any other word is untyped, as Prometheus reads it.
+    pub fn from_type(word: &str) -> Self {
+        match word {
+            "counter" => GatheredKind::Counter,
+            "gauge" => GatheredKind::Gauge,
+            "histogram" => GatheredKind::Histogram,
+            "summary" => GatheredKind::Summary,
+            _ => GatheredKind::Untyped,
+        }
+    }
+}
+
+/// One family: every series of one name.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GatheredFamily {
+    /// The name its samples have on a Prometheus endpoint (`_total`,
+    /// `_info` or a unit suffix included, as the library writes it).
+    pub name: String,
+    /// Its HELP text, unescaped.
+    pub help: String,
+    /// Its unit in UCUM (`s`, `By`), empty when it has none.
+    pub unit: String,
+    /// Its type.
+    pub kind: GatheredKind,
+    /// Its series.
+    pub series: Vec<GatheredSeries>,
+}
+
+/// One series of a gathered family.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GatheredSeries {
+    /// Label names and values, in the library's order.
+    pub labels: Vec<(String, String)>,
+    /// Its value now.
+    pub value: GatheredValue,
+    /// When nemo-lens first gathered it: the start of its cumulative
+    /// values. Filled in by the registry.
+    pub start: Option<SystemTime>,
+    /// Whether this is the series the ones past the cardinality limit were
+    /// merged into (exported with `otel.metric.overflow=true`).
+    pub overflow: bool,
+}
+
+impl GatheredSeries {
+    /// A series with `labels` and `value`.
+    pub fn new(labels: Vec<(String, String)>, value: GatheredValue) -> Self {
+        GatheredSeries {
+            labels,
+            value,
+            start: None,
+            overflow: false,
+        }
+    }
+}
+
+/// The value of a gathered series.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GatheredValue {
+    /// A counter's, gauge's or untyped family's value.
+    Number(f64),
+    /// Explicit buckets: `(upper bound, cumulative count)`, `+Inf` left
+    /// out (it is `count`).
+    Histogram {
+        /// Observations in all.
+        count: u64,
+        /// Their sum.
+        sum: f64,
+        /// Cumulative counts by upper bound.
+        buckets: Vec<(f64, u64)>,
+    },
+    /// `(quantile, value)` pairs with the sum and count.
+    Summary {
+        /// The quantiles.
+        quantiles: Vec<(f64, f64)>,
+        /// Sum of the observations.
+        sum: f64,
+        /// How many there were.
+        count: u64,
+    },
+}
+
+impl GatheredValue {
+    /// Adds `other` into `self`, for the overflow series: numbers and
+    /// counts add up; buckets add up when the bounds agree, else `other`'s
+    /// observations count only towards `+Inf`; quantiles cannot be merged
+    /// and are dropped.
+    fn absorb(&mut self, other: &GatheredValue) {
+        match (self, other) {
+            (GatheredValue::Number(a), GatheredValue::Number(b)) => *a += b,
+            (
+                GatheredValue::Histogram {
+                    count,
+                    sum,
+                    buckets,
+                },
+                GatheredValue::Histogram {
+                    count: c,
+                    sum: s,
+                    buckets: b,
+                },
+            ) => {
+                *count += c;
+                *sum += s;
+                let same_bounds =
+                    buckets.len() == b.len() && buckets.iter().zip(b).all(|(x, y)| x.0 == y.0);
+                if same_bounds {
+                    for (mine, theirs) in buckets.iter_mut().zip(b) {
+                        mine.1 += theirs.1;
+                    }
+                }
+            }
+            (
+                GatheredValue::Summary {
+                    quantiles,
+                    sum,
+                    count,
+                },
+                GatheredValue::Summary {
+                    sum: s, count: c, ..
+                },
+            ) => {
+                quantiles.clear();
+                *sum += s;
+                *count += c;
+            }
+            // A family's series all have its kind's value.
+            _ => {}
+        }
+    }
+}
+
+/// The families of one source at one collection.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GatheredScope {
+    /// The source's instrumentation scope.
+    pub scope: InstrumentationScope,
+    /// Its families, each within the cardinality limit.
+    pub families: Vec<GatheredFamily>,
+    /// For a text scrape, its families as the source wrote them, when it
+    /// did and each is within the limit (then `families` is empty).
+    pub text: Vec<TextBlock>,
+}
+
+/// One family's lines (`# HELP`, `# TYPE` and its samples) in a text
+/// exposition.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TextBlock {
+    /// The family name, as its `TYPE` line has it.
+    pub name: String,
+    /// The family type.
+    pub kind: GatheredKind,
+    /// Its lines, each ending in `\n`.
+    pub text: String,
+    /// Its series: sample lines, or `_count` lines for a histogram or
+    /// summary.
+    pub series: usize,
+}
+
+type Labels = Vec<(String, String)>;
+
+/// What the registry remembers of one gathered family between collections:
+/// the label sets admitted under the cardinality limit and when each was
+/// first seen.
+#[derive(Debug, Default)]
+struct FamilyState {
+    admitted: HashMap<Labels, SystemTime>,
+    overflow_start: Option<SystemTime>,
+}
+
+/// The gathered families' memory, keyed by source and family name.
+#[derive(Default)]
+pub(super) struct Gathering {
+    pub(super) sources: Vec<Arc<dyn Gather>>,
+    families: HashMap<(usize, String), FamilyState>,
+}
+
+impl Gathering {
+    /// Whether family `name` of source `source`, with `series` series now,
+    /// is within `limit` and never went past it (so it needs no overflow
+    /// series).
+    #[cfg(any(feature = "prometheus", feature = "testing"))]
+    pub(super) fn within(&self, source: usize, name: &str, series: usize, limit: usize) -> bool {
+        series <= limit
+            && self
+                .families
+                .get(&(source, name.to_owned()))
+                .is_none_or(|state| state.overflow_start.is_none())
+    }
+
+    /// Gives each series of `family` (of source `source`) its start time,
+    /// and merges the series past `limit` label sets into one overflow
+    /// series, warning once per family.
+    pub(super) fn limit(
+        &mut self,
+        source: usize,
+        family: &mut GatheredFamily,
+        limit: usize,
+        now: SystemTime,
+    ) {
+        let state = self
+            .families
+            .entry((source, family.name.clone()))
+            .or_default();
+        let mut overflow: Option<GatheredValue> = None;
+        family.series.retain_mut(|series| {
+            let admitted = state.admitted.len();
+            if let Some(start) = state.admitted.get(series.labels.as_slice()) {
+                series.start = Some(*start);
+                return true;
+            }
+            if admitted < limit {
+                state.admitted.insert(series.labels.clone(), now);
+                series.start = Some(now);
+                return true;
+            }
+            match &mut overflow {
+                Some(merged) => merged.absorb(&series.value),
+                None => overflow = Some(series.value.clone()),
+            }
+            false
+        });
+        if let Some(value) = overflow {
+            family.series.push(GatheredSeries {
+                labels: Vec::new(),
+                value,
+                start: Some(*state.overflow_start.get_or_insert(now)),
+                overflow: true,
+            });
+            crate::export::overflow::warn_once(family.name.clone());
+        }
+    }
+}
+
+impl std::fmt::Debug for Gathering {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gathering")
+            .field("sources", &self.sources.len())
+            .field("families", &self.families.len())
+            .finish()
+    }
+}

@@ -1,0 +1,243 @@
+//! Registries of the `prometheus` and `prometheus-client` crates over OTLP:
+//! a receiver built on the official protobuf definitions decodes each
+//! family as the registry bridge maps it (counters as monotonic cumulative
+//! sums, gauges and info families as gauges, histograms as cumulative
+//! explicit-bucket histograms with `+Inf` as the overflow bucket), each
+//! registry under its own scope, each series with a start time that does
+//! not move.
+
+mod support;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use nemo_lens::registry_bridge::{RegistryBridge, LIBRARY_ATTRIBUTE, SCOPE};
+use nemo_lens_core::telemetry::{EnvLookup, SetupOptions};
+use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
+use opentelemetry_proto::tonic::metrics::v1::{metric, number_data_point, Metric, NumberDataPoint};
+use prometheus::{Gauge, HistogramOpts, HistogramVec, IntCounterVec, Opts};
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::histogram::Histogram;
+use prometheus_client::metrics::info::Info;
+use support::otlp_receiver::*;
+
+const NAMES: [&str; 6] = [
+    "dynamo_frontend_requests_total",
+    "dynamo_frontend_inflight_requests",
+    "dynamo_frontend_request_duration_seconds",
+    "worker_requests_total",
+    "worker_build_info",
+    "worker_latency_seconds",
+];
+
+fn number(point: &NumberDataPoint) -> f64 {
+    match point.value {
+        Some(number_data_point::Value::AsDouble(d)) => d,
+        Some(number_data_point::Value::AsInt(i)) => i as f64,
+        None => f64::NAN,
+    }
+}
+
+fn string_attribute(
+    point_attributes: &[opentelemetry_proto::tonic::common::v1::KeyValue],
+    key: &str,
+) -> Option<String> {
+    point_attributes
+        .iter()
+        .find(|kv| kv.key == key)
+        .and_then(|kv| kv.value.as_ref())
+        .and_then(|v| v.value.as_ref())
+        .map(any_string)
+}
+
+/// The library attribute of the scope holding metric `name`.
+fn library_of(request: &ExportMetricsServiceRequest, name: &str) -> Option<(String, String)> {
+    request
+        .resource_metrics
+        .iter()
+        .flat_map(|rm| &rm.scope_metrics)
+        .find(|sm| sm.metrics.iter().any(|m| m.name == name))
+        .and_then(|sm| sm.scope.as_ref())
+        .map(|scope| {
+            let library =
+                string_attribute(&scope.attributes, LIBRARY_ATTRIBUTE).unwrap_or_default();
+            (scope.name.clone(), library)
+        })
+}
+
+fn sum_points(metric: &Metric) -> &[NumberDataPoint] {
+    match &metric.data {
+        Some(metric::Data::Sum(sum)) => {
+            assert!(sum.is_monotonic, "{}: monotonic", metric.name);
+            assert_eq!(
+                sum.aggregation_temporality, 2,
+                "{}: cumulative",
+                metric.name
+            );
+            &sum.data_points
+        }
+        other => panic!("{} is not a sum: {other:?}", metric.name),
+    }
+}
+
+fn gauge_points(metric: &Metric) -> &[NumberDataPoint] {
+    match &metric.data {
+        Some(metric::Data::Gauge(gauge)) => &gauge.data_points,
+        other => panic!("{} is not a gauge: {other:?}", metric.name),
+    }
+}
+
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn exported(proto: Proto) {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let port = free_port();
+    let received = Received::default();
+    let _receiver = Receiver::start(proto, port, &received);
+    let config = otlp_config(
+        proto,
+        &format!("http://127.0.0.1:{port}"),
+        &[("OTEL_METRIC_EXPORT_INTERVAL", "200")],
+    );
+    let telemetry = SetupOptions::new()
+        .env(EnvLookup::from_pairs::<&str, &str>([]))
+        .allow_reinit(true)
+        .probe_gpus(false)
+        .set_global(false)
+        .setup(&config, 0, 1)
+        .unwrap();
+
+    // A registry shaped like Dynamo's frontend (the `prometheus` crate).
+    let frontend = prometheus::Registry::new();
+    let requests = IntCounterVec::new(
+        Opts::new(
+            "dynamo_frontend_requests_total",
+            "Total LLM requests processed",
+        ),
+        &["model"],
+    )
+    .unwrap();
+    let inflight = Gauge::new("dynamo_frontend_inflight_requests", "Requests in flight").unwrap();
+    let duration = HistogramVec::new(
+        HistogramOpts::new(
+            "dynamo_frontend_request_duration_seconds",
+            "LLM request duration",
+        )
+        .buckets(vec![0.1, 1.0, 10.0]),
+        &["model"],
+    )
+    .unwrap();
+    frontend.register(Box::new(requests.clone())).unwrap();
+    frontend.register(Box::new(inflight.clone())).unwrap();
+    frontend.register(Box::new(duration.clone())).unwrap();
+    requests.with_label_values(&["llama"]).inc_by(3);
+    inflight.set(2.0);
+    for value in [0.05, 0.5, 20.0] {
+        duration.with_label_values(&["llama"]).observe(value);
+    }
+
+    // A `prometheus-client` registry.
+    let mut worker = prometheus_client::registry::Registry::with_prefix("worker");
+    let worker_requests: Counter = Counter::default();
+    worker.register("requests", "Requests served", worker_requests.clone());
+    worker.register("build", "Build", Info::new(vec![("version", "1.2.3")]));
+    let latency = Histogram::new([0.5, 1.0]);
+    worker.register("latency_seconds", "Latency", latency.clone());
+    worker_requests.inc_by(5);
+    latency.observe(0.2);
+    latency.observe(3.0);
+
+    RegistryBridge::new()
+        .prometheus(frontend)
+        .prometheus_client(Arc::new(worker))
+        .install(&telemetry)
+        .unwrap();
+
+    let complete = |request: &ExportMetricsServiceRequest| {
+        NAMES.iter().all(|name| metric(request, name).is_some())
+    };
+    let first = received
+        .wait_for(Duration::from_secs(20), complete)
+        .unwrap_or_else(|| panic!("{proto:?}: not every bridged family arrived"));
+    // Another export after more was recorded: the start stays, the value moves.
+    requests.with_label_values(&["llama"]).inc();
+    let again = received
+        .wait_for(Duration::from_secs(20), |request| {
+            complete(request)
+                && metric(request, "dynamo_frontend_requests_total")
+                    .map(|m| number(&sum_points(m)[0]) == 4.0)
+                    .unwrap_or(false)
+        })
+        .unwrap_or_else(|| panic!("{proto:?}: the second value never arrived"));
+    telemetry.shutdown().unwrap();
+
+    // Each registry under its own scope.
+    assert_eq!(
+        library_of(&first, "dynamo_frontend_requests_total"),
+        Some((SCOPE.to_owned(), "prometheus".to_owned()))
+    );
+    assert_eq!(
+        library_of(&first, "worker_requests_total"),
+        Some((SCOPE.to_owned(), "prometheus-client".to_owned()))
+    );
+
+    let counter = metric(&first, "dynamo_frontend_requests_total").unwrap();
+    assert_eq!(counter.description, "Total LLM requests processed");
+    let point = &sum_points(counter)[0];
+    assert_eq!(number(point), 3.0);
+    assert_eq!(
+        string_attribute(&point.attributes, "model").as_deref(),
+        Some("llama")
+    );
+    assert!(point.start_time_unix_nano > 0);
+    let later = &sum_points(metric(&again, "dynamo_frontend_requests_total").unwrap())[0];
+    assert_eq!(
+        later.start_time_unix_nano, point.start_time_unix_nano,
+        "start does not move"
+    );
+    assert!(later.time_unix_nano > point.time_unix_nano);
+
+    let gauge = metric(&first, "dynamo_frontend_inflight_requests").unwrap();
+    assert_eq!(number(&gauge_points(gauge)[0]), 2.0);
+
+    let histogram = metric(&first, "dynamo_frontend_request_duration_seconds").unwrap();
+    let Some(metric::Data::Histogram(data)) = &histogram.data else {
+        panic!("{histogram:?}");
+    };
+    assert_eq!(data.aggregation_temporality, 2);
+    let point = &data.data_points[0];
+    assert_eq!(point.explicit_bounds, [0.1, 1.0, 10.0]);
+    assert_eq!(point.bucket_counts, [1, 1, 0, 1], "de-cumulated, +Inf last");
+    assert_eq!((point.count, point.sum), (3, Some(20.55)));
+
+    let worker_requests = metric(&first, "worker_requests_total").unwrap();
+    assert_eq!(worker_requests.description, "Requests served.");
+    assert_eq!(number(&sum_points(worker_requests)[0]), 5.0);
+
+    let info = metric(&first, "worker_build_info").unwrap();
+    let point = &gauge_points(info)[0];
+    assert_eq!(number(point), 1.0);
+    assert_eq!(
+        string_attribute(&point.attributes, "version").as_deref(),
+        Some("1.2.3")
+    );
+
+    let latency = metric(&first, "worker_latency_seconds").unwrap();
+    let Some(metric::Data::Histogram(data)) = &latency.data else {
+        panic!("{latency:?}");
+    };
+    let point = &data.data_points[0];
+    assert_eq!(point.explicit_bounds, [0.5, 1.0]);
+    assert_eq!(point.bucket_counts, [1, 0, 1]);
+    assert_eq!(point.count, 2);
+}
+
+#[test]
+fn grpc_receives_every_bridged_family() {
+    exported(Proto::Grpc);
+}
+
+#[test]
+fn http_receives_every_bridged_family() {
+    exported(Proto::Http);
+}
