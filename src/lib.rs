@@ -103,14 +103,87 @@ pub use opentelemetry_sdk;
 #[doc(hidden)]
 pub use nemo_lens_core::__private;
 
-/// Guides beyond the reference: what to check when metrics do not show up,
-/// and how to move existing code over.
+/// The guide, one chapter per topic: the crate's front page is the overview
+/// and [the derive](crate#the-derive) its reference; each chapter here is the
+/// one home of its topic. Their examples are compiled as doc tests (with the
+/// `openai`, `prometheus` and `testing` features, which several use).
 pub mod guides {
-    #[doc = include_str!("guides/troubleshooting.md")]
-    pub mod troubleshooting {}
+    // The chapters' doc tests need those features; their text is always
+    // there for `cargo doc`.
+    macro_rules! chapter {
+        ($(#[$meta:meta])* $name:ident, $file:literal) => {
+            $(#[$meta])*
+            #[cfg_attr(
+                any(
+                    not(doctest),
+                    all(feature = "openai", feature = "prometheus", feature = "testing")
+                ),
+                doc = include_str!($file)
+            )]
+            pub mod $name {}
+        };
+    }
 
-    #[doc = include_str!("guides/migration.md")]
-    pub mod migration {}
+    chapter!(
+        /// Telemetry setup: the environment, ranks, resource attributes,
+        /// histogram boundaries, the cardinality limit, configuration checks.
+        setup,
+        "guides/setup.md"
+    );
+    chapter!(
+        /// Exporters and transport: Prometheus (resource labels, your own
+        /// route, the endpoint), exponential histograms, OTLP failures and TLS.
+        exporters,
+        "guides/exporters.md"
+    );
+    chapter!(
+        /// The built-in sets, their tables, the request guards and the GenAI
+        /// conventions' versions.
+        builtin_sets,
+        "guides/builtin_sets.md"
+    );
+    chapter!(
+        /// Testing what your sets emit: `testing::Capture` and snapshots.
+        testing,
+        "guides/testing.md"
+    );
+    chapter!(
+        /// Serving: the OpenAI layer, the gauges routers read, the inference
+        /// gateway, the example server under aiperf, the metering proxy.
+        serving,
+        "guides/serving.md"
+    );
+    chapter!(
+        /// Services on the `metrics` crate (smg, vllm-router, TEI, TGI): the
+        /// metrics bridge.
+        metrics_bridge,
+        "guides/metrics_bridge.md"
+    );
+    chapter!(
+        /// Runtime metric groups and spec files: metrics known at run time.
+        runtime_groups,
+        "guides/runtime_groups.md"
+    );
+    chapter!(
+        /// Dashboards, alert rules and a catalog: the `nemo-lens` command.
+        dashboards,
+        "guides/dashboards.md"
+    );
+    chapter!(
+        /// Performance: what recording costs, and where the benchmarks are.
+        performance,
+        "guides/performance.md"
+    );
+    chapter!(
+        /// What to check when metrics do not show up, and an FAQ.
+        troubleshooting,
+        "guides/troubleshooting.md"
+    );
+    chapter!(
+        /// Moving hand-written `opentelemetry` code or Python nemo-lens over.
+        migration,
+        "guides/migration.md"
+    );
 }
 
 /// The README's examples, compiled and run as doc tests (`no_run` where they

@@ -1,5 +1,6 @@
-//! The README's table of built-in instruments is generated knowledge: check it
-//! against the descriptors so it cannot drift from the code.
+//! The guide's table of built-in instruments (`src/guides/builtin_sets.md`)
+//! is generated knowledge: check it against the descriptors so it cannot
+//! drift from the code.
 
 use nemo_lens::instruments::gym::unreleased::{
     GpuMetrics, HttpMetrics, ModelServerCallMetrics, ProcessCpuMetrics, QueueMetrics,
@@ -15,8 +16,8 @@ use nemo_lens::instruments::{InferenceMetrics, ModelCallMetrics};
 use nemo_lens::{Instruments, SemconvGate, SemconvOptIn};
 
 #[test]
-fn readme_table_lists_every_built_in_measurement() {
-    let readme = include_str!("../README.md");
+fn the_built_in_table_lists_every_measurement() {
+    let readme = include_str!("../src/guides/builtin_sets.md");
     let rows: Vec<Vec<String>> = readme
         .lines()
         .filter(|l| l.starts_with("| `"))
@@ -60,7 +61,7 @@ fn readme_table_lists_every_built_in_measurement() {
     assert_eq!(
         rows.len(),
         descriptors.len(),
-        "one README row per measurement"
+        "one table row per measurement"
     );
     for (row, d) in rows.iter().zip(descriptors) {
         assert_eq!(row[1], d.field);

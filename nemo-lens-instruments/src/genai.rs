@@ -133,7 +133,7 @@ base_setters!(ModelCallMetrics);
 /// The token fields follow the meter's semantic-convention opt-in
 /// ([`SemconvOptIn`](nemo_lens_core::SemconvOptIn)): `gen_ai.client.token.usage`
 /// by default, the draft's counters and per-call histograms with
-/// `gen_ai_latest_experimental` (the README lists every name). The
+/// `gen_ai_latest_experimental` (`nemo_lens::guides::builtin_sets` lists every name). The
 /// cache and reasoning counts and `token_modality` are recorded with the
 /// draft's names only.
 ///

@@ -37,8 +37,8 @@
 //!   look-up comparing whole keys; a key's first use builds its series
 //!   under a lock.
 //!
-//! The README's migration section lists every difference from
-//! `metrics-exporter-prometheus` (no push gateway, Unix socket listener or
+//! The guide chapter `nemo_lens::guides::metrics_bridge` lists every
+//! difference from `metrics-exporter-prometheus` (no push gateway, Unix socket listener or
 //! IP allow-list, among others).
 //!
 //! With the `metrics-bridge-023` feature the same recorder also implements

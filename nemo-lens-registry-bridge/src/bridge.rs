@@ -23,12 +23,12 @@ impl RegistryBridge {
         Self::default()
     }
 
-    /// Adds a `prometheus` 0.14 registry (a clone shares its metrics, so
+    /// Adds a `prometheus` 0.14 registry (feature `prometheus-crate-bridge`
+    /// of `nemo-lens`; a clone shares its metrics, so
     /// pass a clone of the one your metrics are registered in). Callable
     /// more than once; `prometheus::default_registry().clone()` is the one
     /// the crate's `register_*!` macros use.
     #[cfg(feature = "prometheus")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "prometheus-crate-bridge")))]
     pub fn prometheus(mut self, registry: prometheus::Registry) -> Self {
         self.sources
             .push(Arc::new(crate::prometheus_crate::PrometheusSource::new(
@@ -37,12 +37,12 @@ impl RegistryBridge {
         self
     }
 
-    /// Adds a `prometheus-client` 0.26 registry. Callable more than once.
+    /// Adds a `prometheus-client` 0.26 registry (feature
+    /// `prometheus-client-bridge` of `nemo-lens`). Callable more than once.
     /// Register every metric before wrapping the registry in an `Arc`
     /// (registering takes `&mut`); metrics keep recording through their
     /// own handles.
     #[cfg(feature = "prometheus-client")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "prometheus-client-bridge")))]
     pub fn prometheus_client(
         mut self,
         registry: Arc<prometheus_client::registry::Registry>,
