@@ -22,6 +22,8 @@ mod chunk;
 mod json;
 mod layer;
 mod messages;
+#[cfg(test)]
+mod properties;
 mod recording;
 mod responses;
 mod service;

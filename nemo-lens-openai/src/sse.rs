@@ -69,7 +69,15 @@ impl SseSplit {
             return None;
         }
         let bytes = match bytes.strip_prefix(b"event: ") {
-            Some(named) => &named[memchr::memchr(b'\n', named)? + 1..],
+            // The name's line must end in `\n`: one ending in `\r` would
+            // have the search run on into the next lines.
+            Some(named) => {
+                let end = memchr::memchr2(b'\n', b'\r', named)?;
+                if named[end] != b'\n' {
+                    return None;
+                }
+                &named[end + 1..]
+            }
             None => bytes,
         };
         let line = bytes.strip_prefix(b"data: ")?.strip_suffix(b"\n\n")?;
@@ -154,6 +162,14 @@ mod tests {
         let bytes: Vec<&[u8]> = stream.chunks(1).collect();
         assert_eq!(events(&bytes), ["{\"delta\":\"x\"}", "y"]);
         assert_eq!(events(&[stream]), ["{\"delta\":\"x\"}", "y"]);
+    }
+
+    #[test]
+    fn a_named_event_whose_lines_end_in_cr_is_not_read_as_one() {
+        // Found by the property test: the fast path looked for the name
+        // line's end at the first `\n`, two events further on.
+        let stream = b"event: .\rdata:null\r\r: keep-alive\ndata: null\n\n";
+        assert_eq!(events(&[stream]), ["null", "null"]);
     }
 
     #[test]
