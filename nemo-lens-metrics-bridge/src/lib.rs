@@ -81,6 +81,10 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs)]
 
+// First: the modules after it use its macro.
+#[macro_use]
+mod facade_impl;
+
 mod builder;
 #[cfg(feature = "metrics-023")]
 mod compat_023;

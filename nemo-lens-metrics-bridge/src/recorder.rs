@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock, Weak};
 use std::time::Duration;
 
 use arc_swap::ArcSwap;
-use metrics::{Counter, Gauge, Histogram, Key, KeyName, Metadata, Recorder, SharedString, Unit};
+use metrics::{Key, Unit};
 use metrics_util::{MetricKind, MetricKindMask};
 use nemo_lens_core::export::bridge::{cardinality_limit, BridgeState, SummaryFamily};
 use nemo_lens_core::Meter;
@@ -714,50 +714,17 @@ fn overflow_attributes() -> Vec<KeyValue> {
     )]
 }
 
-fn parts(key: &Key) -> KeyParts<'_> {
-    KeyParts {
-        name: key.name(),
-        labels: key.labels().map(|l| (l.key(), l.value())).collect(),
-    }
+/// 0.24's units are the bridge's own.
+fn same_unit(unit: Option<Unit>) -> Option<Unit> {
+    unit
 }
 
-impl Recorder for BridgeRecorder {
-    fn describe_counter(&self, key: KeyName, unit: Option<Unit>, description: SharedString) {
-        self.inner.describe(key.as_str(), unit, &description);
-    }
-
-    fn describe_gauge(&self, key: KeyName, unit: Option<Unit>, description: SharedString) {
-        self.inner.describe(key.as_str(), unit, &description);
-    }
-
-    fn describe_histogram(&self, key: KeyName, unit: Option<Unit>, description: SharedString) {
-        self.inner.describe(key.as_str(), unit, &description);
-    }
-
-    #[inline]
-    fn register_counter(&self, key: &Key, _metadata: &Metadata<'_>) -> Counter {
-        let inner = &self.inner;
-        inner
-            .counter(&inner.counters, key, parts, SeriesKey::V024)
-            .map_or_else(Counter::noop, Counter::from_arc)
-    }
-
-    #[inline]
-    fn register_gauge(&self, key: &Key, _metadata: &Metadata<'_>) -> Gauge {
-        let inner = &self.inner;
-        inner
-            .gauge(&inner.gauges, key, parts, SeriesKey::V024)
-            .map_or_else(Gauge::noop, Gauge::from_arc)
-    }
-
-    #[inline]
-    fn register_histogram(&self, key: &Key, _metadata: &Metadata<'_>) -> Histogram {
-        let inner = &self.inner;
-        inner
-            .histogram(&inner.histograms, key, parts)
-            .map_or_else(Histogram::noop, Histogram::from_arc)
-    }
-}
+recorder_for!(
+    metrics,
+    registries: (counters, gauges, histograms),
+    series_key: SeriesKey::V024,
+    unit: same_unit,
+);
 
 #[cfg(test)]
 mod tests;
