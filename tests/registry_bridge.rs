@@ -99,6 +99,96 @@ fn assert_identical(oracle: &str, scraped: &str) -> usize {
     oracle.len()
 }
 
+/// What a service's own collector exports: a summary, and with `untyped`
+/// an untyped value, types the crate's metrics never make. (The crate's own
+/// text encoder panics on an untyped family, so the oracle registry has
+/// none.)
+struct QueueStats {
+    descs: Vec<prometheus::core::Desc>,
+    untyped: bool,
+}
+
+impl QueueStats {
+    fn new(untyped: bool) -> Self {
+        let desc = |name: &str, help: &str| {
+            prometheus::core::Desc::new(
+                name.into(),
+                help.into(),
+                vec!["queue".into()],
+                Default::default(),
+            )
+            .unwrap()
+        };
+        QueueStats {
+            descs: vec![
+                desc("dynamo_frontend_queue_wait_seconds", "Queue wait"),
+                desc("dynamo_frontend_uptime_seconds", "Uptime"),
+            ],
+            untyped,
+        }
+    }
+}
+
+impl prometheus::core::Collector for QueueStats {
+    fn desc(&self) -> Vec<&prometheus::core::Desc> {
+        self.descs.iter().collect()
+    }
+
+    fn collect(&self) -> Vec<prometheus::proto::MetricFamily> {
+        use prometheus::proto::{
+            LabelPair, Metric, MetricFamily, MetricType, Quantile, Summary, Untyped,
+        };
+        let metric = |queue: &str| {
+            let mut label = LabelPair::default();
+            label.set_name("queue".into());
+            label.set_value(queue.into());
+            let mut metric = Metric::default();
+            metric.set_label(vec![label]);
+            metric
+        };
+        let mut wait = MetricFamily::default();
+        wait.set_name("dynamo_frontend_queue_wait_seconds".into());
+        wait.set_help("Queue wait".into());
+        wait.set_field_type(MetricType::SUMMARY);
+        let mut summary = Summary::default();
+        summary.set_sample_count(40);
+        summary.set_sample_sum(2.5);
+        summary.set_quantile(
+            [(0.5, 0.05), (0.99, 0.4)]
+                .into_iter()
+                .map(|(q, v)| {
+                    let mut quantile = Quantile::default();
+                    quantile.set_quantile(q);
+                    quantile.set_value(v);
+                    quantile
+                })
+                .collect(),
+        );
+        let mut waited = metric("prefill");
+        waited.set_summary(summary);
+        wait.set_metric(vec![waited]);
+        let mut uptime = MetricFamily::default();
+        uptime.set_name("dynamo_frontend_uptime_seconds".into());
+        uptime.set_help("Uptime".into());
+        uptime.set_field_type(MetricType::UNTYPED);
+        // Protobuf-only in 0.14, deprecated with no replacement.
+        #[allow(deprecated)]
+        let up = {
+            let mut value = Untyped::default();
+            value.set_value(3600.5);
+            let mut up = metric("all");
+            up.set_untyped(value);
+            up
+        };
+        uptime.set_metric(vec![up]);
+        if self.untyped {
+            vec![wait, uptime]
+        } else {
+            vec![wait]
+        }
+    }
+}
+
 /// A `prometheus` registry shaped like Dynamo's frontend, recorded into.
 fn prometheus_registry() -> prometheus::Registry {
     let registry = prometheus::Registry::new();
@@ -146,6 +236,7 @@ fn prometheus_registry() -> prometheus::Registry {
         Box::new(queued.clone()),
         Box::new(ttft.clone()),
         Box::new(build.clone()),
+        Box::new(QueueStats::new(false)),
     ] {
         registry.register(metric).unwrap();
     }
@@ -245,7 +336,7 @@ fn a_prometheus_registry_scrapes_as_its_own_encoder_writes_it() {
         .install(&telemetry)
         .unwrap();
     let compared = assert_identical(&prometheus_text(&registry), &scrape(port));
-    assert_eq!(compared, 6);
+    assert_eq!(compared, 7);
     telemetry.shutdown().unwrap();
 }
 
@@ -464,9 +555,27 @@ mod proto {
         pub bucket: Vec<Bucket>,
     }
     #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Quantile {
+        #[prost(double, tag = "1")]
+        pub quantile: f64,
+        #[prost(double, tag = "2")]
+        pub value: f64,
+    }
+    #[derive(Clone, PartialEq, prost::Message)]
+    pub struct Summary {
+        #[prost(uint64, tag = "1")]
+        pub sample_count: u64,
+        #[prost(double, tag = "2")]
+        pub sample_sum: f64,
+        #[prost(message, repeated, tag = "3")]
+        pub quantile: Vec<Quantile>,
+    }
+    #[derive(Clone, PartialEq, prost::Message)]
     pub struct Metric {
         #[prost(message, repeated, tag = "1")]
         pub label: Vec<LabelPair>,
+        #[prost(message, optional, tag = "4")]
+        pub summary: Option<Summary>,
         #[prost(message, optional, tag = "2")]
         pub gauge: Option<Value>,
         #[prost(message, optional, tag = "3")]
@@ -540,6 +649,17 @@ fn protobuf_samples(
                 samples.insert((format!("{name}_bucket"), inf), h.sample_count as f64);
                 samples.insert((format!("{name}_sum"), labels.clone()), h.sample_sum);
                 samples.insert((format!("{name}_count"), labels), h.sample_count as f64);
+            } else if let Some(summary) = &metric.summary {
+                for q in &summary.quantile {
+                    let mut labels = labels.clone();
+                    labels.insert("quantile".into(), q.quantile.to_string());
+                    samples.insert((name.clone(), labels), q.value);
+                }
+                samples.insert((format!("{name}_sum"), labels.clone()), summary.sample_sum);
+                samples.insert(
+                    (format!("{name}_count"), labels),
+                    summary.sample_count as f64,
+                );
             } else {
                 let value = metric
                     .counter
@@ -574,6 +694,7 @@ fn protobuf_scrapes_carry_the_same_series() {
         let expected = match oracle[&family.name].kind.as_str() {
             "counter" => 0,
             "gauge" => 1,
+            "summary" => 2,
             "untyped" => 3,
             "histogram" => 4,
             other => panic!("{other}"),
@@ -589,6 +710,38 @@ fn protobuf_scrapes_carry_the_same_series() {
         }
     }
     assert_eq!(protobuf_samples(&decoded), expected);
-    assert_eq!(decoded.len(), 13, "12 families and target_info");
+    assert_eq!(decoded.len(), 14, "13 families and target_info");
+    telemetry.shutdown().unwrap();
+}
+
+/// An untyped family, which the crate's own text encoder cannot write (it
+/// panics), is served as `untyped` in both formats.
+#[test]
+fn an_untyped_family_is_served_as_untyped() {
+    let _turn = SERIAL.lock().unwrap_or_else(PoisonError::into_inner);
+    let (telemetry, port) = serving(&[("NEMO_LENS_PROMETHEUS_RESOURCE_LABELS", "none")]);
+    let registry = prometheus::Registry::new();
+    registry.register(Box::new(QueueStats::new(true))).unwrap();
+    RegistryBridge::new()
+        .prometheus(registry)
+        .install(&telemetry)
+        .unwrap();
+    let text = families(&scrape(port));
+    let uptime = &text["dynamo_frontend_uptime_seconds"];
+    assert_eq!(uptime.kind, "untyped");
+    assert_eq!(
+        uptime.value("dynamo_frontend_uptime_seconds", &[("queue", "all")]),
+        Some(3600.5)
+    );
+    let decoded = scrape_protobuf(port);
+    let family = decoded
+        .iter()
+        .find(|f| f.name == "dynamo_frontend_uptime_seconds")
+        .expect("the untyped family");
+    assert_eq!(family.r#type, 3);
+    assert_eq!(
+        family.metric[0].untyped.as_ref().map(|v| v.value),
+        Some(3600.5)
+    );
     telemetry.shutdown().unwrap();
 }

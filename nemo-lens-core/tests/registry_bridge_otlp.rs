@@ -21,13 +21,70 @@ use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::metrics::info::Info;
 use support::otlp_receiver::*;
 
-const NAMES: [&str; 6] = [
+/// A collector of the service's own: one summary and one untyped family,
+/// types the crate's metrics never make.
+struct Collected(Vec<prometheus::core::Desc>);
+
+impl prometheus::core::Collector for Collected {
+    fn desc(&self) -> Vec<&prometheus::core::Desc> {
+        self.0.iter().collect()
+    }
+
+    #[allow(deprecated)] // `Untyped` is protobuf-only in 0.14, with no replacement
+    fn collect(&self) -> Vec<prometheus::proto::MetricFamily> {
+        use prometheus::proto::{MetricFamily, MetricType, Quantile, Summary, Untyped};
+        let family = |name: &str, kind, metric| {
+            let mut family = MetricFamily::default();
+            family.set_name(name.into());
+            family.set_help(name.into());
+            family.set_field_type(kind);
+            family.set_metric(vec![metric]);
+            family
+        };
+        let mut summary = Summary::default();
+        summary.set_sample_count(40);
+        summary.set_sample_sum(2.5);
+        let mut p99 = Quantile::default();
+        p99.set_quantile(0.99);
+        p99.set_value(0.4);
+        summary.set_quantile(vec![p99]);
+        let mut waited = prometheus::proto::Metric::default();
+        waited.set_summary(summary);
+        let mut uptime = Untyped::default();
+        uptime.set_value(3600.5);
+        let mut up = prometheus::proto::Metric::default();
+        up.set_untyped(uptime);
+        vec![
+            family(
+                "dynamo_frontend_queue_wait_seconds",
+                MetricType::SUMMARY,
+                waited,
+            ),
+            family("dynamo_frontend_uptime_seconds", MetricType::UNTYPED, up),
+        ]
+    }
+}
+
+fn collected() -> Collected {
+    let desc = |name: &str| {
+        prometheus::core::Desc::new(name.into(), name.into(), Vec::new(), Default::default())
+            .unwrap()
+    };
+    Collected(vec![
+        desc("dynamo_frontend_queue_wait_seconds"),
+        desc("dynamo_frontend_uptime_seconds"),
+    ])
+}
+
+const NAMES: [&str; 8] = [
     "dynamo_frontend_requests_total",
     "dynamo_frontend_inflight_requests",
     "dynamo_frontend_request_duration_seconds",
     "worker_requests_total",
     "worker_build_info",
     "worker_latency_seconds",
+    "dynamo_frontend_queue_wait_seconds",
+    "dynamo_frontend_uptime_seconds",
 ];
 
 fn number(point: &NumberDataPoint) -> f64 {
@@ -130,6 +187,7 @@ fn exported(proto: Proto) {
     frontend.register(Box::new(requests.clone())).unwrap();
     frontend.register(Box::new(inflight.clone())).unwrap();
     frontend.register(Box::new(duration.clone())).unwrap();
+    frontend.register(Box::new(collected())).unwrap();
     requests.with_label_values(&["llama"]).inc_by(3);
     inflight.set(2.0);
     for value in [0.05, 0.5, 20.0] {
@@ -209,6 +267,23 @@ fn exported(proto: Proto) {
     assert_eq!(point.explicit_bounds, [0.1, 1.0, 10.0]);
     assert_eq!(point.bucket_counts, [1, 1, 0, 1], "de-cumulated, +Inf last");
     assert_eq!((point.count, point.sum), (3, Some(20.55)));
+
+    // Summaries as OTLP summary points, untyped values as gauges.
+    let wait = metric(&first, "dynamo_frontend_queue_wait_seconds").unwrap();
+    let Some(metric::Data::Summary(summary)) = &wait.data else {
+        panic!("{wait:?}");
+    };
+    let point = &summary.data_points[0];
+    assert_eq!((point.count, point.sum), (40, 2.5));
+    assert_eq!(
+        (
+            point.quantile_values[0].quantile,
+            point.quantile_values[0].value
+        ),
+        (0.99, 0.4)
+    );
+    let uptime = metric(&first, "dynamo_frontend_uptime_seconds").unwrap();
+    assert_eq!(number(&gauge_points(uptime)[0]), 3600.5);
 
     let worker_requests = metric(&first, "worker_requests_total").unwrap();
     assert_eq!(worker_requests.description, "Requests served.");

@@ -71,6 +71,8 @@
 //! - A name that a nemo-lens instrument already exports with another type
 //!   keeps the first type and is warned about once, because Prometheus
 //!   refuses a scrape with two types for one name.
+//! - An untyped family (a `prometheus` collector of your own can make one)
+//!   is served as `untyped`; the crate's own `TextEncoder` panics on it.
 //! - `prometheus-client`'s exemplars and native histograms are not carried:
 //!   its Prometheus text encoder, which the bridge reads, writes neither.
 //! - The endpoint is nemo-lens's: bound where `OTEL_EXPORTER_PROMETHEUS_HOST`
