@@ -76,7 +76,9 @@
 //! - `prometheus-client`'s exemplars and native histograms are not carried:
 //!   its Prometheus text encoder, which the bridge reads, writes neither.
 //! - The endpoint is nemo-lens's: bound where `OTEL_EXPORTER_PROMETHEUS_HOST`
-//!   says, with its TLS, request limits and protobuf format.
+//!   and `_PORT` say (loopback by default), plain HTTP, with its request
+//!   limits and the protobuf format a Prometheus with native histograms asks
+//!   for.
 //!
 //! # Over OTLP
 //!
