@@ -42,6 +42,28 @@ impl RegistryBridge {
     /// Register every metric before wrapping the registry in an `Arc`
     /// (registering takes `&mut`); metrics keep recording through their
     /// own handles.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    ///
+    /// use nemo_lens::registry_bridge::RegistryBridge;
+    /// use nemo_lens::testing::Capture;
+    /// use prometheus_client::metrics::counter::Counter;
+    /// use prometheus_client::registry::Registry;
+    ///
+    /// let mut registry = Registry::default();
+    /// let requests: Counter = Counter::default();
+    /// registry.register("router_requests", "Requests routed", requests.clone());
+    ///
+    /// // In a service: `.install(&telemetry)`; in a test, on a capture.
+    /// let capture = Capture::new();
+    /// RegistryBridge::new()
+    ///     .prometheus_client(Arc::new(registry))
+    ///     .install_on(capture.meter())?;
+    /// requests.inc();
+    /// assert!(capture.exposition().contains("router_requests_total 1\n"));
+    /// # Ok::<(), nemo_lens::registry_bridge::RegistryBridgeError>(())
+    /// ```
     #[cfg(feature = "prometheus-client")]
     pub fn prometheus_client(
         mut self,

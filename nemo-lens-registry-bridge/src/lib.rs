@@ -100,7 +100,8 @@
 //!   time is when nemo-lens first gathered it, and does not move;
 //! - no unit: neither crate states one apart from the name's suffix.
 //!
-//! The console exporter does not show bridged families.
+//! The console exporter writes them the same way, in each export's JSON
+//! line.
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 

@@ -16,7 +16,10 @@ use opentelemetry_sdk::metrics::Temporality;
 use serde_json::{json, Map, Value as Json};
 
 use crate::cells::ExponentialBuckets;
-use crate::owned::{OwnedData, OwnedMetric, OwnedScope, Pending, KEEPALIVE_SCOPE};
+use crate::owned::{
+    GatheredFamily, GatheredKind, GatheredScope, GatheredValue, OwnedData, OwnedMetric, OwnedScope,
+    Pending, KEEPALIVE_SCOPE,
+};
 use crate::ValueType;
 
 /// Writes each export as one JSON object on one line.
@@ -65,7 +68,9 @@ impl PushMetricExporter for ConsoleExporter {
             return Err(OTelSdkError::AlreadyShutdown);
         }
         let json = match &self.owned {
-            Some(pending) => pending.with(|batch| to_json_with(metrics, &batch.scopes)),
+            Some(pending) => {
+                pending.with(|batch| to_json_with(metrics, &batch.scopes, &batch.gathered))
+            }
             None => to_json(metrics),
         };
         let mut line = json.to_string();
@@ -94,12 +99,17 @@ impl PushMetricExporter for ConsoleExporter {
 
 /// The JSON document of one export.
 pub fn to_json(metrics: &ResourceMetrics) -> Json {
-    to_json_with(metrics, &[])
+    to_json_with(metrics, &[], &[])
 }
 
 /// The JSON document of one export with the owned series beside the SDK's,
-/// in the scope they belong to.
-fn to_json_with(metrics: &ResourceMetrics, owned: &[OwnedScope]) -> Json {
+/// in the scope they belong to, and the families gathered from other
+/// libraries' registries, each registry a scope of its own.
+fn to_json_with(
+    metrics: &ResourceMetrics,
+    owned: &[OwnedScope],
+    gathered: &[GatheredScope],
+) -> Json {
     let resource: Map<String, Json> = metrics
         .resource()
         .iter()
@@ -148,11 +158,87 @@ fn to_json_with(metrics: &ResourceMetrics, owned: &[OwnedScope]) -> Json {
             "metrics": scope.metrics.iter().map(owned_json).collect::<Vec<_>>(),
         })
     }));
+    scopes.extend(gathered.iter().map(|source| {
+        json!({
+            "scope": {
+                "name": source.scope.name(),
+                "version": source.scope.version(),
+            },
+            "metrics": source.families.iter().map(gathered_json).collect::<Vec<_>>(),
+        })
+    }));
     let unix_ms = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
         .unwrap_or_default();
     json!({ "time_unix_ms": unix_ms, "resource": resource, "scope_metrics": scopes })
+}
+
+/// A gathered family as OTLP carries it (see `otlp::gathered`): counters
+/// as sums, gauges and untyped values as gauges, histograms with per-bucket
+/// counts, summaries with their quantiles; named as over OTLP.
+fn gathered_json(family: &GatheredFamily) -> Json {
+    let kind = match family.kind {
+        GatheredKind::Counter => "sum",
+        GatheredKind::Gauge | GatheredKind::Untyped => "gauge",
+        GatheredKind::Histogram => "histogram",
+        GatheredKind::Summary => "summary",
+    };
+    let points: Vec<Json> = family
+        .series
+        .iter()
+        .map(|series| {
+            let mut attributes: Map<String, Json> = series
+                .labels
+                .iter()
+                .map(|(name, value)| (name.clone(), json!(value)))
+                .collect();
+            if series.overflow {
+                attributes.insert(
+                    crate::export::overflow::OVERFLOW_ATTRIBUTE.into(),
+                    json!(true),
+                );
+            }
+            let mut point = Map::new();
+            point.insert("attributes".into(), Json::Object(attributes));
+            match &series.value {
+                GatheredValue::Number(value) => {
+                    point.insert("value".into(), json!(value));
+                }
+                GatheredValue::Histogram { count, sum, .. } => {
+                    point.insert("count".into(), json!(count));
+                    point.insert("sum".into(), json!(sum));
+                    if let Some((bounds, counts)) = series.value.per_bucket() {
+                        point.insert("bounds".into(), json!(bounds));
+                        point.insert("bucket_counts".into(), json!(counts));
+                    }
+                }
+                GatheredValue::Summary {
+                    quantiles,
+                    sum,
+                    count,
+                } => {
+                    point.insert("count".into(), json!(count));
+                    point.insert("sum".into(), json!(sum));
+                    let quantiles: Vec<Json> = quantiles
+                        .iter()
+                        .map(|(quantile, value)| json!({ "quantile": quantile, "value": value }))
+                        .collect();
+                    point.insert("quantiles".into(), json!(quantiles));
+                }
+            }
+            Json::Object(point)
+        })
+        .collect();
+    let name =
+        crate::export::bridge::otel_name(&family.name).unwrap_or_else(|| family.name.clone());
+    json!({
+        "name": name,
+        "description": family.help,
+        "unit": family.unit,
+        "type": kind,
+        "data_points": points,
+    })
 }
 
 /// An owned histogram, numbers written as the SDK's of its value type are.
@@ -466,7 +552,7 @@ mod tests {
             }
             let mut collected = ResourceMetrics::default();
             reader.collect(&mut collected).unwrap();
-            let json = to_json_with(&collected, &registry.collect(false));
+            let json = to_json_with(&collected, &registry.collect(false), &[]);
             let scopes = json["scope_metrics"].as_array().unwrap();
             assert_eq!(scopes.len(), 1, "one scope for both: {json}");
             let metrics = scopes[0]["metrics"].as_array().unwrap();
@@ -481,5 +567,56 @@ mod tests {
             };
             assert_eq!(find("own.latency"), find("sdk.latency"), "{aggregation}");
         }
+    }
+
+    #[test]
+    fn gathered_families_are_written_as_otlp_carries_them() {
+        use crate::owned::{GatheredFamily, GatheredKind, GatheredScope, GatheredSeries};
+        let series = |value| GatheredSeries::new(vec![("model".into(), "m".into())], value);
+        let mut overflow = series(GatheredValue::Number(4.0));
+        overflow.labels.clear();
+        overflow.overflow = true;
+        let source = GatheredScope {
+            scope: opentelemetry::InstrumentationScope::builder("nemo_lens.registry_bridge")
+                .build(),
+            families: vec![
+                GatheredFamily {
+                    name: "dynamo:requests_total".into(),
+                    help: "Requests".into(),
+                    unit: String::new(),
+                    kind: GatheredKind::Counter,
+                    series: vec![series(GatheredValue::Number(3.0)), overflow],
+                },
+                GatheredFamily {
+                    name: "latency_seconds".into(),
+                    help: "Latency".into(),
+                    unit: "s".into(),
+                    kind: GatheredKind::Histogram,
+                    series: vec![series(GatheredValue::Histogram {
+                        count: 5,
+                        sum: 2.0,
+                        buckets: vec![(0.1, 1), (1.0, 4)],
+                    })],
+                },
+            ],
+            text: Vec::new(),
+        };
+        let json = to_json_with(&ResourceMetrics::default(), &[], &[source]);
+        let scope = &json["scope_metrics"][0];
+        assert_eq!(scope["scope"]["name"], "nemo_lens.registry_bridge");
+        let requests = &scope["metrics"][0];
+        assert_eq!(requests["name"], "dynamo.requests_total");
+        assert_eq!(requests["type"], "sum");
+        assert_eq!(requests["data_points"][0]["attributes"]["model"], "m");
+        assert_eq!(requests["data_points"][0]["value"], 3.0);
+        assert_eq!(
+            requests["data_points"][1]["attributes"][crate::export::overflow::OVERFLOW_ATTRIBUTE],
+            true
+        );
+        let latency = &scope["metrics"][1];
+        assert_eq!(latency["type"], "histogram");
+        assert_eq!(latency["data_points"][0]["bucket_counts"], json!([1, 3, 1]));
+        assert_eq!(latency["data_points"][0]["bounds"], json!([0.1, 1.0]));
+        assert_eq!(latency["data_points"][0]["count"], 5);
     }
 }

@@ -125,6 +125,27 @@ pub enum GatheredValue {
 }
 
 impl GatheredValue {
+    /// A histogram's bounds and its count per bucket, as OpenTelemetry
+    /// counts them: Prometheus's cumulative counts de-cumulated, and what
+    /// the last bound leaves of the count as the overflow (`+Inf`) bucket.
+    /// `None` for any other value.
+    pub fn per_bucket(&self) -> Option<(Vec<f64>, Vec<u64>)> {
+        let GatheredValue::Histogram { count, buckets, .. } = self else {
+            return None;
+        };
+        let mut below = 0;
+        let mut counts: Vec<u64> = buckets
+            .iter()
+            .map(|(_, cumulative)| {
+                let in_bucket = cumulative.saturating_sub(below);
+                below = below.max(*cumulative);
+                in_bucket
+            })
+            .collect();
+        counts.push(count.saturating_sub(below));
+        Some((buckets.iter().map(|(bound, _)| *bound).collect(), counts))
+    }
+
     /// Adds `other` into `self`, for the overflow series: numbers and
     /// counts add up; buckets add up when the bounds agree, else `other`'s
     /// observations count only towards `+Inf`; quantiles cannot be merged

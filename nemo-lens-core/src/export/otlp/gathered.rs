@@ -80,27 +80,12 @@ fn numbers(series: &[GatheredSeries], time: u64) -> Vec<NumberDataPoint> {
         .collect()
 }
 
-/// Prometheus's cumulative buckets as OTLP's per-bucket counts, `+Inf`
-/// (what the last bound leaves of the count) as the overflow bucket.
+/// Prometheus's cumulative buckets as OTLP's per-bucket counts.
 fn histogram(series: &GatheredSeries, time: u64) -> Option<HistogramDataPoint> {
-    let GatheredValue::Histogram {
-        count,
-        sum,
-        buckets,
-    } = &series.value
-    else {
+    let GatheredValue::Histogram { count, sum, .. } = &series.value else {
         return None;
     };
-    let mut below = 0;
-    let mut bucket_counts: Vec<u64> = buckets
-        .iter()
-        .map(|(_, cumulative)| {
-            let in_bucket = cumulative.saturating_sub(below);
-            below = below.max(*cumulative);
-            in_bucket
-        })
-        .collect();
-    bucket_counts.push(count.saturating_sub(below));
+    let (explicit_bounds, bucket_counts) = series.value.per_bucket()?;
     Some(HistogramDataPoint {
         attributes: attributes(series),
         start_time_unix_nano: nanos(series.start),
@@ -108,7 +93,7 @@ fn histogram(series: &GatheredSeries, time: u64) -> Option<HistogramDataPoint> {
         count: *count,
         sum: Some(*sum),
         bucket_counts,
-        explicit_bounds: buckets.iter().map(|(bound, _)| *bound).collect(),
+        explicit_bounds,
         exemplars: Vec::new(),
         flags: 0,
         min: None,
