@@ -59,7 +59,7 @@ macro_rules! recorder_for {
             ) -> $metrics::Counter {
                 let inner = &self.inner;
                 inner
-                    .counter(&inner.$counters, key, parts, $series_key)
+                    .scalar(&inner.$counters, key, parts, $series_key)
                     .map_or_else($metrics::Counter::noop, $metrics::Counter::from_arc)
             }
 
@@ -71,7 +71,7 @@ macro_rules! recorder_for {
             ) -> $metrics::Gauge {
                 let inner = &self.inner;
                 inner
-                    .gauge(&inner.$gauges, key, parts, $series_key)
+                    .scalar(&inner.$gauges, key, parts, $series_key)
                     .map_or_else($metrics::Gauge::noop, $metrics::Gauge::from_arc)
             }
 

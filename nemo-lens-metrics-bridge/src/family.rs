@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use metrics::Unit;
 use nemo_lens_core::owned::Histogram;
 use nemo_lens_core::Meter;
-use opentelemetry::metrics::{ObservableCounter, ObservableGauge};
+use opentelemetry::metrics::{AsyncInstrument, ObservableCounter, ObservableGauge};
 
 use super::handles::{CounterSeries, GaugeSeries, HistogramSeries, Idles, SeriesKey};
 use super::names::ucum;
@@ -129,6 +129,27 @@ pub(crate) struct Family {
 /// series lock held.
 pub(crate) type Expire<T> = Box<dyn Fn(&Entry<T>) -> bool + Send + Sync>;
 
+/// The collection callback of an observable counter or gauge: `observe`
+/// on each series of `observed` for as long as it lives (the callback holds
+/// it weakly, so a name's series go when the recorder does).
+fn reporter<T, V>(
+    observed: &Arc<Observed<T>>,
+    expire: Expire<T>,
+    observe: fn(&dyn AsyncInstrument<V>, &T),
+) -> impl Fn(&dyn AsyncInstrument<V>) + Send + Sync + 'static
+where
+    T: Idles + Send + Sync + 'static,
+    V: 'static,
+{
+    let weak: Weak<Observed<T>> = Arc::downgrade(observed);
+    move |observer| {
+        let Some(observed) = weak.upgrade() else {
+            return;
+        };
+        collect(&observed, Instant::now(), |s| observe(observer, s), &expire);
+    }
+}
+
 /// Exports the series of `observed`; the idle ones nobody holds leave it
 /// through `expire`. A series is held when anything besides its look-up
 /// entries and `observed` has it: a handle the application kept (metrics-rs
@@ -190,7 +211,6 @@ impl NewInstrument<'_> {
         expire: Expire<CounterSeries>,
     ) -> Instrument {
         let observed = Arc::new(Observed::new(idle_timeout));
-        let weak: Weak<Observed<CounterSeries>> = Arc::downgrade(&observed);
         let mut builder = self
             .meter
             .otel()
@@ -199,22 +219,12 @@ impl NewInstrument<'_> {
         if let Some(unit) = self.unit() {
             builder = builder.with_unit(unit);
         }
-        let instrument = builder
-            .with_callback(move |observer| {
-                let Some(observed) = weak.upgrade() else {
-                    return;
-                };
-                collect(
-                    &observed,
-                    Instant::now(),
-                    |s| observer.observe(s.value(), &s.attributes),
-                    &expire,
-                );
-            })
-            .build();
+        let report = reporter(&observed, expire, |observer, s: &CounterSeries| {
+            observer.observe(s.value(), &s.attributes)
+        });
         Instrument::Counter {
             observed,
-            _instrument: instrument,
+            _instrument: builder.with_callback(report).build(),
         }
     }
 
@@ -224,7 +234,6 @@ impl NewInstrument<'_> {
         expire: Expire<GaugeSeries>,
     ) -> Instrument {
         let observed = Arc::new(Observed::new(idle_timeout));
-        let weak: Weak<Observed<GaugeSeries>> = Arc::downgrade(&observed);
         let mut builder = self
             .meter
             .otel()
@@ -233,22 +242,12 @@ impl NewInstrument<'_> {
         if let Some(unit) = self.unit() {
             builder = builder.with_unit(unit);
         }
-        let instrument = builder
-            .with_callback(move |observer| {
-                let Some(observed) = weak.upgrade() else {
-                    return;
-                };
-                collect(
-                    &observed,
-                    Instant::now(),
-                    |s| observer.observe(s.value(), &s.attributes),
-                    &expire,
-                );
-            })
-            .build();
+        let report = reporter(&observed, expire, |observer, s: &GaugeSeries| {
+            observer.observe(s.value(), &s.attributes)
+        });
         Instrument::Gauge {
             observed,
-            _instrument: instrument,
+            _instrument: builder.with_callback(report).build(),
         }
     }
 

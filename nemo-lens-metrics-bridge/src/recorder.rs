@@ -360,45 +360,27 @@ impl Inner {
         self.families.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The counter series of `key` in `registry` (the 0.24 or the 0.23
-    /// look-up): found without a lock, or registered on the key's first use.
-    /// `None` when nothing records (the handle is then a no-op).
+    /// The counter or gauge series of `key` in `registry` (the 0.24 or the
+    /// 0.23 look-up): found without a lock, or registered on the key's first
+    /// use. `None` when nothing records (the handle is then a no-op).
     #[inline]
-    pub(crate) fn counter<K: RegistryKey + Clone>(
+    pub(crate) fn scalar<S: ScalarSeries, K: RegistryKey + Clone>(
         &self,
-        registry: &Registry<K, CounterSeries>,
+        registry: &Registry<K, S>,
         key: &K,
         parts: for<'k> fn(&'k K) -> KeyParts<'k>,
         series_key: fn(K) -> SeriesKey,
-    ) -> Option<Arc<CounterSeries>> {
+    ) -> Option<Arc<S>> {
         self.meter.as_ref()?;
         if let Some(series) = registry.get(key) {
             return Some(series);
         }
-        self.new_counter(parts(key), series_key(key.clone()), |_, s| {
+        self.new_scalar(parts(key), series_key(key.clone()), |_, s| {
             registry.insert(key.clone(), s)
         })
     }
 
-    /// [`counter`](Self::counter) for gauges.
-    #[inline]
-    pub(crate) fn gauge<K: RegistryKey + Clone>(
-        &self,
-        registry: &Registry<K, GaugeSeries>,
-        key: &K,
-        parts: for<'k> fn(&'k K) -> KeyParts<'k>,
-        series_key: fn(K) -> SeriesKey,
-    ) -> Option<Arc<GaugeSeries>> {
-        self.meter.as_ref()?;
-        if let Some(series) = registry.get(key) {
-            return Some(series);
-        }
-        self.new_gauge(parts(key), series_key(key.clone()), |_, s| {
-            registry.insert(key.clone(), s)
-        })
-    }
-
-    /// [`counter`](Self::counter) for histograms.
+    /// [`scalar`](Self::scalar) for histograms.
     #[inline]
     pub(crate) fn histogram<K: RegistryKey + Clone>(
         &self,
@@ -413,70 +395,38 @@ impl Inner {
         self.new_histogram(parts(key), |_, s| registry.insert(key.clone(), s))
     }
 
-    /// A key's first counter registration: its series, found by its
-    /// labels or built, and made findable by `insert` (which returns the
+    /// A key's first counter or gauge registration: its series, found by
+    /// its labels or built, and made findable by `insert` (which returns the
     /// key's series and whether it was newly registered).
-    pub(crate) fn new_counter(
+    pub(crate) fn new_scalar<S: ScalarSeries>(
         &self,
         parts: KeyParts<'_>,
         key: SeriesKey,
-        insert: impl FnOnce(&Self, Arc<CounterSeries>) -> (Arc<CounterSeries>, bool),
-    ) -> Option<Arc<CounterSeries>> {
+        insert: impl FnOnce(&Self, Arc<S>) -> (Arc<S>, bool),
+    ) -> Option<Arc<S>> {
         let name = sanitize_metric_name(parts.name);
         let mut families = self.lock_families();
-        let observed = match self.family(&mut families, &name, Kind::Counter) {
-            Ok(Instrument::Counter { observed, .. }) => observed,
-            refused => {
-                let refusal = refused.err().flatten();
-                return self.refused(
-                    refusal,
-                    families,
-                    &name,
-                    || CounterSeries::new(Vec::new()),
-                    insert,
-                );
+        let found = self.family(&mut families, &name, S::KIND);
+        let observed = match found {
+            Ok(instrument) => S::observed(instrument).map(Arc::clone).ok_or(None),
+            Err(refusal) => Err(refusal),
+        };
+        let observed = match observed {
+            Ok(observed) => observed,
+            Err(refusal) => {
+                return self.refused(refusal, families, &name, || S::make(Vec::new()), insert);
             }
         };
         Some(register_observed(
-            observed,
+            &observed,
             self.labels(&parts.labels),
             key,
-            CounterSeries::new,
+            S::make,
             |series| insert(self, series),
         ))
     }
 
-    pub(crate) fn new_gauge(
-        &self,
-        parts: KeyParts<'_>,
-        key: SeriesKey,
-        insert: impl FnOnce(&Self, Arc<GaugeSeries>) -> (Arc<GaugeSeries>, bool),
-    ) -> Option<Arc<GaugeSeries>> {
-        let name = sanitize_metric_name(parts.name);
-        let mut families = self.lock_families();
-        let observed = match self.family(&mut families, &name, Kind::Gauge) {
-            Ok(Instrument::Gauge { observed, .. }) => observed,
-            refused => {
-                let refusal = refused.err().flatten();
-                return self.refused(
-                    refusal,
-                    families,
-                    &name,
-                    || GaugeSeries::new(Vec::new()),
-                    insert,
-                );
-            }
-        };
-        Some(register_observed(
-            observed,
-            self.labels(&parts.labels),
-            key,
-            GaugeSeries::new,
-            |series| insert(self, series),
-        ))
-    }
-
-    /// [`new_counter`](Self::new_counter) for histograms, whose series
+    /// [`new_scalar`](Self::new_scalar) for histograms, whose series
     /// never expire: each label set is built once and kept, so keys
     /// reducing to one share it (and its summary); past the cardinality
     /// limit, keys reach the overflow series without being registered.
@@ -703,6 +653,44 @@ fn attributes(labels: &Labels) -> Vec<KeyValue> {
         .iter()
         .map(|(k, v)| KeyValue::new(k.clone(), v.clone()))
         .collect()
+}
+
+/// What counters and gauges differ in on the registration path: their
+/// kind, how a series is made, and where their family keeps its series.
+pub(crate) trait ScalarSeries: Sized {
+    const KIND: Kind;
+    fn make(attributes: Vec<KeyValue>) -> Self;
+    fn observed(instrument: &Instrument) -> Option<&Arc<Observed<Self>>>;
+}
+
+impl ScalarSeries for CounterSeries {
+    const KIND: Kind = Kind::Counter;
+
+    fn make(attributes: Vec<KeyValue>) -> Self {
+        CounterSeries::new(attributes)
+    }
+
+    fn observed(instrument: &Instrument) -> Option<&Arc<Observed<Self>>> {
+        match instrument {
+            Instrument::Counter { observed, .. } => Some(observed),
+            _ => None,
+        }
+    }
+}
+
+impl ScalarSeries for GaugeSeries {
+    const KIND: Kind = Kind::Gauge;
+
+    fn make(attributes: Vec<KeyValue>) -> Self {
+        GaugeSeries::new(attributes)
+    }
+
+    fn observed(instrument: &Instrument) -> Option<&Arc<Observed<Self>>> {
+        match instrument {
+            Instrument::Gauge { observed, .. } => Some(observed),
+            _ => None,
+        }
+    }
 }
 
 /// The attributes of the series past the cardinality limit: the SDK's
