@@ -42,8 +42,8 @@ pub fn router(state: AppState) -> Router {
 }
 
 /// `GET /metrics`: the exposition the scraper's `Accept` asks for (the
-/// protobuf one carries native histograms) with its content type, or a 500
-/// naming what failed. Collecting is an in-memory pass over the instruments,
+/// protobuf one carries native histograms) with its content type; a 503
+/// saying that telemetry is off, or a 500 naming what failed. Collecting is an in-memory pass over the instruments,
 /// so it runs on the request task.
 async fn metrics(State(state): State<AppState>, headers: HeaderMap) -> Response {
     let accept = headers
@@ -55,6 +55,10 @@ async fn metrics(State(state): State<AppState>, headers: HeaderMap) -> Response 
             exposition.body,
         )
             .into_response(),
+        // Telemetry off (or this rank does not export): say so, not "500".
+        Err(e) if e.is_telemetry_off() => {
+            (StatusCode::SERVICE_UNAVAILABLE, e.to_string()).into_response()
+        }
         Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, e.to_string()).into_response(),
     }
 }

@@ -14,7 +14,7 @@ use nemo_lens::opentelemetry::KeyValue;
 use nemo_lens::opentelemetry_sdk::metrics::SdkMeterProvider;
 use nemo_lens::opentelemetry_sdk::Resource;
 use nemo_lens::prometheus::{PrometheusRenderer, CONTENT_TYPE};
-use nemo_lens::{Meter, PrometheusResourceLabels};
+use nemo_lens::{Meter, NemoLensConfig, PrometheusResourceLabels, SetupOptions};
 
 fn get(addr: std::net::SocketAddr, path: &str) -> String {
     let mut stream = TcpStream::connect(addr).unwrap();
@@ -43,26 +43,8 @@ fn the_example_router_serves_metrics() {
         .with_reader(reader)
         .build();
     let meter = Meter::from(provider.meter("nemo.lens"));
-    let app = example::router(example::AppState { meter, renderer });
 
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let listener = runtime
-        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-        .unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = std::thread::spawn(move || {
-        runtime.block_on(async {
-            let serve = axum::serve(listener, app).with_graceful_shutdown(async {
-                let _ = stopped.await;
-            });
-            // Bounded even if the test fails before stopping it.
-            tokio::time::timeout(Duration::from_secs(60), serve).await
-        })
-    });
+    let (addr, stop, server) = serve(example::router(example::AppState { meter, renderer }));
 
     for _ in 0..3 {
         let response = get(addr, "/generate");
@@ -93,4 +75,76 @@ fn the_example_router_serves_metrics() {
     stop.send(()).unwrap();
     let served = server.join().unwrap();
     assert!(matches!(served, Ok(Ok(()))), "{served:?}");
+}
+
+#[test]
+fn metrics_says_telemetry_is_off_when_it_is() {
+    // NEMO_LENS_ENABLED unset: setup installs no reader.
+    let config = NemoLensConfig::from_lookup(nemo_lens::telemetry::EnvLookup::from_pairs(
+        std::iter::empty::<(&str, &str)>(),
+    ))
+    .unwrap();
+    let (reader, renderer) = PrometheusRenderer::new(&config.prometheus_resource_labels).unwrap();
+    let telemetry = SetupOptions::new()
+        .metric_reader(reader)
+        .setup(&config, 0, 1)
+        .unwrap();
+    let meter = telemetry.meter.clone();
+    let (addr, stop, server) = serve(example::router(example::AppState { meter, renderer }));
+    assert!(get(addr, "/generate").contains(" 200 OK"));
+    let response = get(addr, "/metrics");
+    let (head, body) = response.split_once("\r\n\r\n").unwrap();
+    assert!(head.contains(" 503 "), "{head}");
+    assert!(body.starts_with("telemetry is off: "), "{body}");
+    assert!(body.contains("NEMO_LENS_ENABLED"), "{body}");
+    stop.send(()).unwrap();
+    let served = server.join().unwrap();
+    assert!(matches!(served, Ok(Ok(()))), "{served:?}");
+    telemetry.shutdown().unwrap();
+}
+
+#[test]
+fn a_shut_down_renderer_says_so() {
+    let (reader, renderer) = PrometheusRenderer::new(&PrometheusResourceLabels::default()).unwrap();
+    let provider = SdkMeterProvider::builder().with_reader(reader).build();
+    assert!(renderer.render().is_ok());
+    provider.shutdown().unwrap();
+    let error = renderer.render().unwrap_err();
+    assert!(error.is_telemetry_off());
+    assert_eq!(
+        error.to_string(),
+        "telemetry was shut down: nothing is recorded to serve"
+    );
+}
+
+type Server = std::thread::JoinHandle<Result<std::io::Result<()>, tokio::time::error::Elapsed>>;
+
+/// Serves `app` on 127.0.0.1 until the sender is used (or 60 s pass).
+fn serve(
+    app: axum::Router,
+) -> (
+    std::net::SocketAddr,
+    tokio::sync::oneshot::Sender<()>,
+    Server,
+) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = std::thread::spawn(move || {
+        runtime.block_on(async {
+            let serve = axum::serve(listener, app).with_graceful_shutdown(async {
+                let _ = stopped.await;
+            });
+            // Bounded even if the test fails before stopping it.
+            tokio::time::timeout(Duration::from_secs(60), serve).await
+        })
+    });
+
+    (addr, stop, server)
 }

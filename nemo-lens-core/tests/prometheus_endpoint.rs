@@ -685,3 +685,76 @@ fn owned_series_scrape_exactly_as_the_sdks_instruments() {
     assert_eq!(own, sdk, "{body}");
     handle.shutdown().unwrap();
 }
+
+/// A key on the resource and on a point (a model named in
+/// OTEL_RESOURCE_ATTRIBUTES beside a set's model): one label with the
+/// point's value, on owned series (cells) and the SDK's alike, whether the
+/// resource labels are `all` or a list naming the key.
+#[test]
+fn a_point_attribute_keeps_its_value_beside_a_resource_label_of_its_key() {
+    let _serial = serial();
+    for selection in ["all", "gen_ai.request.model,nemo.gym.server.name"] {
+        let mut config = config("0");
+        config.prometheus_resource_labels =
+            nemo_lens_core::telemetry::PrometheusResourceLabels::parse(
+                "NEMO_LENS_PROMETHEUS_RESOURCE_LABELS",
+                selection,
+            )
+            .unwrap();
+        let handle = options()
+            .resource_attribute(KeyValue::new("gen_ai.request.model", "from-resource"))
+            .resource_attribute(KeyValue::new("nemo.gym.server.name", "env"))
+            .setup(&config, 0, 1)
+            .unwrap();
+        let model = [KeyValue::new("gen_ai.request.model", "from-point")];
+        // Owned by nemo-lens's cells.
+        handle
+            .meter
+            .f64_histogram("app.latency")
+            .with_unit("s")
+            .build()
+            .record(0.25, &model);
+        handle.meter.u64_counter("app.calls").build().add(2, &model);
+        handle
+            .meter
+            .u64_gauge("app.memory")
+            .build()
+            .record(7, &[KeyValue::new("nemo.gym.server.name", "env")]);
+        // The SDK's own instrument.
+        handle
+            .meter
+            .otel()
+            .f64_gauge("app.sdk")
+            .build()
+            .record(1.0, &model);
+        let body = scrape(handle.prometheus_addr().unwrap());
+        for metric in ["app_latency_seconds_count", "app_calls_total", "app_sdk"] {
+            let labels = labels_of(&body, metric);
+            assert!(
+                labels.contains("gen_ai_request_model=\"from-point\""),
+                "{selection}: {metric}: {labels}"
+            );
+            assert_eq!(
+                labels.matches("gen_ai_request_model=").count(),
+                1,
+                "{selection}: {metric}: {labels}"
+            );
+            assert!(
+                labels.contains("nemo_gym_server_name=\"env\""),
+                "{selection}: {metric}: {labels}"
+            );
+        }
+        let memory = labels_of(&body, "app_memory");
+        assert!(
+            memory.contains("nemo_gym_server_name=\"env\"") && !memory.contains("env;env"),
+            "{selection}: {memory}"
+        );
+        // target_info keeps the resource's own value.
+        let target = labels_of(&body, "target_info");
+        assert!(
+            target.contains("gen_ai_request_model=\"from-resource\""),
+            "{target}"
+        );
+        handle.shutdown().unwrap();
+    }
+}

@@ -3,7 +3,8 @@
 use std::fmt;
 use std::marker::PhantomData;
 
-use super::sync::{AtomicU64, Ordering};
+use super::sum::mark_recorded;
+use super::sync::{AtomicBool, AtomicU64, Ordering};
 use super::CellValue;
 
 /// The last value recorded into one gauge series.
@@ -23,14 +24,36 @@ use super::CellValue;
 #[repr(align(64))]
 pub struct LastValue<T: CellValue> {
     bits: AtomicU64,
+    // Unset until the first record: a gauge series that was only bound
+    // exports nothing (see `Sum`).
+    recorded: AtomicBool,
     value: PhantomData<T>,
 }
 
 impl<T: CellValue> LastValue<T> {
-    /// A cell holding `initial`.
+    /// A cell holding `initial`, as if it had been recorded.
     pub fn new(initial: T) -> Self {
         LastValue {
             bits: AtomicU64::new(initial.to_bits()),
+            recorded: AtomicBool::new(true),
+            value: PhantomData,
+        }
+    }
+
+    /// A cell that holds no value until its first record.
+    ///
+    /// ```
+    /// use nemo_lens::cells::LastValue;
+    ///
+    /// let kl = LastValue::<f64>::unset();
+    /// assert_eq!(kl.get(), None);
+    /// kl.record(0.0);
+    /// assert_eq!(kl.get(), Some(0.0));
+    /// ```
+    pub fn unset() -> Self {
+        LastValue {
+            bits: AtomicU64::new(T::ZERO.to_bits()),
+            recorded: AtomicBool::new(false),
             value: PhantomData,
         }
     }
@@ -42,16 +65,24 @@ impl<T: CellValue> LastValue<T> {
         if self.bits.load(Ordering::Relaxed) != bits {
             self.bits.store(bits, Ordering::Relaxed);
         }
+        mark_recorded(&self.recorded);
     }
 
-    /// The value last recorded.
+    /// The value last recorded (0 for a cell made by [`unset`](Self::unset)
+    /// and never recorded).
     pub fn value(&self) -> T {
         T::from_bits(self.bits.load(Ordering::Relaxed))
+    }
+
+    /// The value last recorded, `None` before the first record.
+    pub fn get(&self) -> Option<T> {
+        // Acquire: a reader that sees the flag sees the value that set it.
+        self.recorded.load(Ordering::Acquire).then(|| self.value())
     }
 }
 
 impl<T: CellValue + fmt::Debug> fmt::Debug for LastValue<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("LastValue").field(&self.value()).finish()
+        f.debug_tuple("LastValue").field(&self.get()).finish()
     }
 }

@@ -5,7 +5,7 @@ use std::marker::PhantomData;
 
 use super::probe;
 use super::stripes::{Stripes, Table};
-use super::sync::{AtomicU64, Ordering};
+use super::sync::{AtomicBool, AtomicU64, Ordering};
 use super::CellValue;
 
 /// Stripes a thread tries, moving on at each collision, before it waits
@@ -31,6 +31,9 @@ pub(crate) const ATTEMPTS: usize = 3;
 #[repr(align(64))]
 pub struct Sum<T: CellValue> {
     base: AtomicU64,
+    // Set by the first addition, so a series that was only bound (a set's
+    // instruments are bound when it is first built) exports nothing.
+    recorded: AtomicBool,
     stripes: Stripes<AtomicU64>,
     value: PhantomData<T>,
 }
@@ -40,6 +43,7 @@ impl<T: CellValue> Sum<T> {
     pub fn new() -> Self {
         Sum {
             base: AtomicU64::new(T::ZERO.to_bits()),
+            recorded: AtomicBool::new(false),
             stripes: Stripes::new(),
             value: PhantomData,
         }
@@ -49,17 +53,37 @@ impl<T: CellValue> Sum<T> {
     #[inline]
     pub fn add(&self, value: T) {
         if let Some(table) = self.stripes.table() {
-            return add_striped::<T>(table, value);
+            add_striped::<T>(table, value);
+        } else {
+            let current = self.base.load(Ordering::Relaxed);
+            let next = T::from_bits(current).add(value).to_bits();
+            if self
+                .base
+                .compare_exchange_weak(current, next, Ordering::Relaxed, Ordering::Relaxed)
+                .is_err()
+            {
+                self.add_contended(value);
+            }
         }
-        let current = self.base.load(Ordering::Relaxed);
-        let next = T::from_bits(current).add(value).to_bits();
-        if self
-            .base
-            .compare_exchange_weak(current, next, Ordering::Relaxed, Ordering::Relaxed)
-            .is_err()
-        {
-            self.add_contended(value);
-        }
+        mark_recorded(&self.recorded);
+    }
+
+    /// Whether anything was added, 0 included: a series exports from its
+    /// first addition, not from its creation.
+    ///
+    /// ```
+    /// use nemo_lens::cells::Sum;
+    ///
+    /// let errors = Sum::<u64>::new();
+    /// assert!(!errors.is_recorded());
+    /// errors.add(0);
+    /// assert!(errors.is_recorded());
+    /// ```
+    #[inline]
+    pub fn is_recorded(&self) -> bool {
+        // Acquire pairs with the release in `mark_recorded`: a reader that
+        // sees the flag sees the addition that set it.
+        self.recorded.load(Ordering::Acquire)
     }
 
     #[cold]
@@ -80,6 +104,16 @@ impl<T: CellValue> Sum<T> {
     /// How many stripes contention has made (0 while uncontended).
     pub fn stripes(&self) -> usize {
         self.stripes.count()
+    }
+}
+
+/// Sets `flag` after the first write it guards. Only that first write
+/// stores: later ones read a shared line, so threads do not take it from
+/// each other.
+#[inline]
+pub(super) fn mark_recorded(flag: &AtomicBool) {
+    if !flag.load(Ordering::Relaxed) {
+        flag.store(true, Ordering::Release);
     }
 }
 
@@ -120,6 +154,7 @@ impl<T: CellValue + fmt::Debug> fmt::Debug for Sum<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Sum")
             .field("value", &self.value())
+            .field("recorded", &self.is_recorded())
             .field("stripes", &self.stripes())
             .finish()
     }

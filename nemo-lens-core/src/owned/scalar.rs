@@ -25,8 +25,9 @@ pub trait ScalarCell: Send + Sync + 'static {
     type Value: CellValue;
     /// A cell holding nothing yet.
     fn fresh() -> Self;
-    /// Its value now.
-    fn read(&self) -> Self::Value;
+    /// Its value now, `None` until the first record: a series exists on
+    /// the wire only once a record has carried its value.
+    fn read(&self) -> Option<Self::Value>;
 }
 
 impl<T: CellValue> ScalarCell for Sum<T> {
@@ -34,18 +35,18 @@ impl<T: CellValue> ScalarCell for Sum<T> {
     fn fresh() -> Self {
         Sum::new()
     }
-    fn read(&self) -> T {
-        self.value()
+    fn read(&self) -> Option<T> {
+        self.is_recorded().then(|| self.value())
     }
 }
 
 impl<T: CellValue> ScalarCell for LastValue<T> {
     type Value = T;
     fn fresh() -> Self {
-        LastValue::new(T::ZERO)
+        LastValue::unset()
     }
-    fn read(&self) -> T {
-        self.value()
+    fn read(&self) -> Option<T> {
+        self.get()
     }
 }
 
@@ -67,10 +68,13 @@ impl<C: ScalarCell> ScalarInstrument<C> {
         &self.name
     }
 
-    /// Reports every series to `observe`.
+    /// Reports every series recorded so far to `observe`.
     fn report(&self, observe: &mut dyn FnMut(C::Value, &[KeyValue])) {
-        self.series
-            .for_each(|attributes, cell| observe(cell.read(), attributes));
+        self.series.for_each(|attributes, cell| {
+            if let Some(value) = cell.read() {
+                observe(value, attributes);
+            }
+        });
     }
 }
 

@@ -194,6 +194,40 @@ impl Capture {
         sets
     }
 
+    /// The instruments that have at least one series, sorted by name: a
+    /// series exists once a record has carried its value, so a test can
+    /// assert that nothing else was exported.
+    ///
+    /// ```
+    /// use nemo_lens::instruments::rl::RlMetrics;
+    /// use nemo_lens::testing::Capture;
+    /// use nemo_lens::Instruments;
+    ///
+    /// let capture = Capture::new();
+    /// RlMetrics::default().reward_mean(0.5).record(capture.meter());
+    /// assert_eq!(capture.names(), ["rl.reward.mean"]);
+    /// assert_eq!(capture.last_value("rl.kl_divergence", &[]), None);
+    /// ```
+    pub fn names(&self) -> Vec<String> {
+        let (collected, owned) = self.collect();
+        let mut names: Vec<String> = owned
+            .iter()
+            .flat_map(|scope| &scope.metrics)
+            .map(|metric| metric.name.clone())
+            .collect();
+        for scope in collected.scope_metrics() {
+            names.extend(
+                scope
+                    .metrics()
+                    .filter(|metric| has_points(metric.data()))
+                    .map(|metric| metric.name().to_owned()),
+            );
+        }
+        names.sort();
+        names.dedup();
+        names
+    }
+
     /// Everything recorded so far as the Prometheus exporter writes it in
     /// the text format: families sorted by name, series by their label
     /// values, no timestamps. There is no `target_info` family and no
@@ -367,6 +401,25 @@ fn point_attributes<T>(data: &MetricData<T>, sets: &mut Vec<Vec<(String, String)
 
 /// Whether a point's attributes include every `(key, value)` pair, values
 /// compared in their exported (label) spelling.
+/// Whether an SDK metric has a point (the SDK leaves out instruments that
+/// have none, but an observable whose callback reported nothing can be
+/// there empty).
+fn has_points(data: &AggregatedMetrics) -> bool {
+    fn any<T>(data: &MetricData<T>) -> bool {
+        match data {
+            MetricData::Gauge(gauge) => gauge.data_points().next().is_some(),
+            MetricData::Sum(sum) => sum.data_points().next().is_some(),
+            MetricData::Histogram(histogram) => histogram.data_points().next().is_some(),
+            MetricData::ExponentialHistogram(histogram) => histogram.data_points().next().is_some(),
+        }
+    }
+    match data {
+        AggregatedMetrics::F64(data) => any(data),
+        AggregatedMetrics::U64(data) => any(data),
+        AggregatedMetrics::I64(data) => any(data),
+    }
+}
+
 fn carries(point: &mut dyn Iterator<Item = &KeyValue>, wanted: &[(&str, &str)]) -> bool {
     let point: Vec<&KeyValue> = point.collect();
     wanted.iter().all(|(key, value)| {

@@ -22,9 +22,12 @@ use super::sampling_thread::SamplingThread;
 use super::values::MemoryType;
 
 /// The variable that turns the profiler on (`1`, `true`, `yes`, `on`; off
-/// by default), as NeMo-Gym 0.7.0 reads it.
+/// by default), as NeMo-Gym 0.7.0 reads it:
+/// `"NEMO_GYM_OTEL_MEMORY_PROFILING_ENABLED"`.
 pub const ENABLED_VARIABLE: &str = "NEMO_GYM_OTEL_MEMORY_PROFILING_ENABLED";
-/// The variable that sets the interval in seconds (default 1, above 0).
+/// The variable that sets the interval in seconds (default 1, at least
+/// 0.001), read only when profiling is on:
+/// `"NEMO_GYM_OTEL_MEMORY_PROFILING_INTERVAL_SECONDS"`.
 pub const INTERVAL_VARIABLE: &str = "NEMO_GYM_OTEL_MEMORY_PROFILING_INTERVAL_SECONDS";
 
 /// A server process the profiler samples: the root Gym spawned for it, and
@@ -80,9 +83,11 @@ impl MemoryProfilerConfig {
         Self::from_lookup(&EnvLookup::process())
     }
 
-    /// Reads the variables from `env`; a value that is not a switch, or an
-    /// interval that is not a number of seconds above 0, is an error naming
-    /// the variable.
+    /// Reads the variables from `env`; a value that is not a switch, or,
+    /// with profiling on, an interval that is not a number of seconds of at
+    /// least 0.001, is an error naming the variable. With profiling off the
+    /// interval is not read, as for the OTLP variables with another
+    /// exporter: a value there cannot stop a job that does not profile.
     ///
     /// ```
     /// use nemo_lens::instruments::gym::MemoryProfilerConfig;
@@ -111,6 +116,9 @@ impl MemoryProfilerConfig {
                     ))
                 }
             };
+        }
+        if !config.enabled {
+            return Ok(config);
         }
         if let Some(value) = env.get(INTERVAL_VARIABLE) {
             let seconds: Option<f64> = value.trim().parse().ok();
@@ -163,8 +171,8 @@ pub struct MemoryProfiler {
 }
 
 impl MemoryProfiler {
-    /// The shortest interval: reading every tree's `/proc` files more often
-    /// would be a busy loop.
+    /// The shortest interval, 1 ms: reading every tree's `/proc` files more
+    /// often would be a busy loop.
     pub const MIN_INTERVAL: Duration = Duration::from_millis(1);
 
     /// Starts profiling `servers` when [`MemoryProfilerConfig::from_env`]
@@ -335,12 +343,23 @@ mod tests {
     #[test]
     fn bad_values_are_errors_that_name_the_variable() {
         for interval in ["0", "-1", "soon", "inf", "NaN", "1e-12"] {
-            let error = config(&[(INTERVAL_VARIABLE, interval)]).unwrap_err();
+            let error =
+                config(&[(ENABLED_VARIABLE, "on"), (INTERVAL_VARIABLE, interval)]).unwrap_err();
             assert_eq!(error.variable, INTERVAL_VARIABLE, "{interval}");
             assert_eq!(error.value, interval);
         }
         let error = config(&[(ENABLED_VARIABLE, "maybe")]).unwrap_err();
         assert_eq!(error.variable, ENABLED_VARIABLE);
         assert!(error.to_string().contains("maybe"), "{error}");
+    }
+
+    #[test]
+    fn the_interval_is_read_only_when_profiling_is_on() {
+        for enabled in [None, Some("0"), Some("off")] {
+            let mut pairs = vec![(INTERVAL_VARIABLE, "fast")];
+            pairs.extend(enabled.map(|value| (ENABLED_VARIABLE, value)));
+            let off = config(&pairs).unwrap();
+            assert_eq!(off, MemoryProfilerConfig::default(), "{enabled:?}");
+        }
     }
 }

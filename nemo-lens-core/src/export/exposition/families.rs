@@ -540,7 +540,12 @@ fn add_summary(
     }
     let metrics = summary.series.into_iter().map(|series| {
         let mut labels = series.labels;
-        labels.extend(resource_labels.iter().cloned());
+        let own = labels.len();
+        for (name, value) in resource_labels {
+            if !labels[..own].iter().any(|(mine, _)| mine == name) {
+                labels.push((name.clone(), value.clone()));
+            }
+        }
         Series {
             labels,
             value: Sample::Summary {
@@ -639,47 +644,34 @@ fn series_of_data<T: Copy>(
 
 /// The labels of a point: its attributes under their label names, sorted,
 /// values of attributes whose names collide joined with `;` in key order,
-/// then the `extra` labels (scope, then resource), which absorb attributes
-/// of the same label name.
+/// then the `extra` labels (scope, then resource) that no attribute of the
+/// point already names: where a point and its resource share a key, the
+/// point's value is the label's, one value as the collector's
+/// resource-to-telemetry conversion keeps, so a dashboard filter on it
+/// still matches.
 fn labels(
     attributes: &mut dyn Iterator<Item = (&Key, &OtelValue)>,
     extra: &[(String, String)],
 ) -> Vec<(String, String)> {
     let mut own: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
-    let mut shared: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
-    let mut shared_order: Vec<String> = Vec::with_capacity(extra.len());
-    for (name, value) in extra {
-        if !shared.contains_key(name) {
-            shared_order.push(name.clone());
-        }
-        shared
-            .entry(name.clone())
-            .or_default()
-            .push((name.clone(), value.clone()));
-    }
     for (key, value) in attributes {
-        let label = nemo_lens_naming::label_name(key.as_str());
-        let target = match shared.get_mut(&label) {
-            Some(values) => values,
-            None => own.entry(label).or_default(),
-        };
-        target.push((key.as_str().to_owned(), value.to_string()));
+        own.entry(nemo_lens_naming::label_name(key.as_str()))
+            .or_default()
+            .push((key.as_str().to_owned(), value.to_string()));
     }
-    let joined = |mut values: Vec<(String, String)>| {
+    let mut labels: Vec<(String, String)> = Vec::with_capacity(own.len() + extra.len());
+    labels.extend(own.into_iter().map(|(name, mut values)| {
         values.sort_by(|(a, _), (b, _)| a.cmp(b));
-        values
+        let joined = values
             .into_iter()
             .map(|(_, value)| value)
             .collect::<Vec<_>>()
-            .join(";")
-    };
-    let mut labels: Vec<(String, String)> = own
-        .into_iter()
-        .map(|(name, values)| (name, joined(values)))
-        .collect();
-    for name in shared_order {
-        if let Some(values) = shared.remove(&name) {
-            labels.push((name, joined(values)));
+            .join(";");
+        (name, joined)
+    }));
+    for (name, value) in extra {
+        if !labels.iter().any(|(taken, _)| taken == name) {
+            labels.push((name.clone(), value.clone()));
         }
     }
     labels

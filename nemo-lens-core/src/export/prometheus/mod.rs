@@ -41,6 +41,7 @@ mod protobuf;
 use super::exposition::{families, native, text};
 
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
@@ -157,10 +158,60 @@ pub struct Exposition {
     pub body: Vec<u8>,
 }
 
-/// Why a scrape could not be rendered; answer it with a 500.
+/// Why a scrape could not be rendered: telemetry is off (answer 503,
+/// [`is_telemetry_off`](Self::is_telemetry_off)), or collecting failed
+/// (answer 500).
 #[derive(Clone, PartialEq, Eq, thiserror::Error)]
-#[error("rendering Prometheus metrics failed: {0}")]
-pub struct RenderError(String);
+#[error(transparent)]
+pub struct RenderError(RenderFailure);
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum RenderFailure {
+    #[error(
+        "telemetry is off: this renderer's reader is not installed on a meter provider \
+         (NEMO_LENS_ENABLED is not true, NEMO_LENS_METRICS_ENABLED or OTEL_SDK_DISABLED \
+         switched metrics off, or this rank does not export), so nothing is recorded to serve"
+    )]
+    NotInstalled,
+    #[error("telemetry was shut down: nothing is recorded to serve")]
+    ShutDown,
+    #[error("rendering Prometheus metrics failed: {0}")]
+    Collect(String),
+}
+
+impl RenderError {
+    /// Whether nothing is rendered because telemetry is off or was shut
+    /// down (its reader is on no running provider), rather than because
+    /// collecting failed: a `/metrics` route answers 503 then.
+    pub fn is_telemetry_off(&self) -> bool {
+        matches!(
+            self.0,
+            RenderFailure::NotInstalled | RenderFailure::ShutDown
+        )
+    }
+}
+
+/// Where a [`PrometheusReader`] is in its life, for the renderer's error.
+#[derive(Debug, Default)]
+struct ReaderState(AtomicU8);
+
+impl ReaderState {
+    const NOT_INSTALLED: u8 = 0;
+    const INSTALLED: u8 = 1;
+    const SHUT_DOWN: u8 = 2;
+
+    fn set(&self, state: u8) {
+        self.0.store(state, Ordering::Release);
+    }
+
+    fn check(&self) -> Result<(), RenderError> {
+        match self.0.load(Ordering::Acquire) {
+            Self::NOT_INSTALLED => Err(RenderError(RenderFailure::NotInstalled)),
+            Self::SHUT_DOWN => Err(RenderError(RenderFailure::ShutDown)),
+            _ => Ok(()),
+        }
+    }
+}
 
 /// Renders what a [`PrometheusReader`] collects, for mounting `GET /metrics`
 /// on an application's own router (axum, hyper, actix, ...). Cheap to
@@ -168,6 +219,7 @@ pub struct RenderError(String);
 #[derive(Clone)]
 pub struct PrometheusRenderer {
     reader: Arc<ManualReader>,
+    state: Arc<ReaderState>,
     resource_labels: PrometheusResourceLabels,
     known: Arc<Mutex<Known>>,
     /// The owned series of the provider `setup_telemetry` built, read at
@@ -198,13 +250,15 @@ impl PrometheusRenderer {
                 .with_temporality(Temporality::Cumulative)
                 .build(),
         );
+        let state = Arc::new(ReaderState::default());
         let renderer = PrometheusRenderer {
             reader: Arc::clone(&reader),
+            state: Arc::clone(&state),
             resource_labels: resource_labels.clone(),
             known: Arc::default(),
             registry: None,
         };
-        Ok((PrometheusReader(reader), renderer))
+        Ok((PrometheusReader { reader, state }, renderer))
     }
 
     /// The current exposition in the text format.
@@ -221,10 +275,11 @@ impl PrometheusRenderer {
 
     /// The current exposition in `format`.
     pub fn render_as(&self, format: Format) -> Result<Exposition, RenderError> {
+        self.state.check()?;
         let mut collected = ResourceMetrics::default();
         self.reader
             .collect(&mut collected)
-            .map_err(|e| RenderError(e.to_string()))?;
+            .map_err(|e| RenderError(RenderFailure::Collect(e.to_string())))?;
         let owned = self
             .registry
             .as_ref()
@@ -264,23 +319,28 @@ impl PrometheusRenderer {
 /// The pull reader behind a [`PrometheusRenderer`]: install it on the meter
 /// provider; it collects when the renderer renders.
 #[derive(Debug)]
-pub struct PrometheusReader(Arc<ManualReader>);
+pub struct PrometheusReader {
+    reader: Arc<ManualReader>,
+    state: Arc<ReaderState>,
+}
 
 impl MetricReader for PrometheusReader {
     fn register_pipeline(&self, pipeline: Weak<Pipeline>) {
-        self.0.register_pipeline(pipeline)
+        self.reader.register_pipeline(pipeline);
+        self.state.set(ReaderState::INSTALLED);
     }
 
     fn collect(&self, rm: &mut ResourceMetrics) -> OTelSdkResult {
-        self.0.collect(rm)
+        self.reader.collect(rm)
     }
 
     fn force_flush(&self) -> OTelSdkResult {
-        self.0.force_flush()
+        self.reader.force_flush()
     }
 
     fn shutdown_with_timeout(&self, timeout: Duration) -> OTelSdkResult {
-        self.0.shutdown_with_timeout(timeout)
+        self.state.set(ReaderState::SHUT_DOWN);
+        self.reader.shutdown_with_timeout(timeout)
     }
 
     fn temporality(&self, _kind: InstrumentKind) -> Temporality {

@@ -276,6 +276,96 @@ mod tests {
         (String::from_utf8(text.body).unwrap(), proto.body)
     }
 
+    /// A point attribute and a resource attribute of the same key: the
+    /// label has the point's value, once, in both formats; a resource key
+    /// no point carries is still a label.
+    #[test]
+    fn a_point_attribute_wins_over_the_resource_label_of_its_key() {
+        use opentelemetry::KeyValue;
+        use opentelemetry_sdk::Resource;
+        for selection in [
+            PrometheusResourceLabels::All,
+            PrometheusResourceLabels::keys([
+                "gen_ai.request.model",
+                "nemo.gym.server.name",
+                "team",
+            ]),
+        ] {
+            let (reader, renderer) = PrometheusRenderer::new(&selection).unwrap();
+            let provider = SdkMeterProvider::builder()
+                .with_resource(
+                    Resource::builder_empty()
+                        .with_attributes([
+                            KeyValue::new("gen_ai.request.model", "from-resource"),
+                            KeyValue::new("nemo.gym.server.name", "env"),
+                            KeyValue::new("team", "rl"),
+                        ])
+                        .build(),
+                )
+                .with_reader(reader)
+                .build();
+            let meter = provider.meter("test");
+            meter
+                .u64_counter("calls")
+                .build()
+                .add(1, &[KeyValue::new("gen_ai.request.model", "from-point")]);
+            meter
+                .f64_gauge("memory")
+                .build()
+                .record(2.0, &[KeyValue::new("nemo.gym.server.name", "env")]);
+            let text = renderer.render_as(super::super::Format::Text).unwrap();
+            let text = String::from_utf8(text.body).unwrap();
+            let calls = text
+                .lines()
+                .find(|l| l.starts_with("calls_total{"))
+                .unwrap();
+            assert!(
+                calls.contains("gen_ai_request_model=\"from-point\","),
+                "{calls}"
+            );
+            assert_eq!(calls.matches("gen_ai_request_model=").count(), 1, "{calls}");
+            assert!(calls.contains("team=\"rl\""), "{calls}");
+            let memory = text.lines().find(|l| l.starts_with("memory{")).unwrap();
+            assert!(memory.contains("nemo_gym_server_name=\"env\","), "{memory}");
+
+            let proto = renderer.render_as(super::super::Format::Protobuf).unwrap();
+            let mut bytes = proto.body.as_slice();
+            let families: Vec<MetricFamily> =
+                std::iter::from_fn(|| MetricFamily::decode_length_delimited(&mut bytes).ok())
+                    .collect();
+            let labels = |family: &str| -> Vec<(String, String)> {
+                let found = families.iter().find(|f| f.name == family).unwrap();
+                found.metric[0]
+                    .label
+                    .iter()
+                    .map(|l| (l.name.clone(), l.value.clone()))
+                    .collect()
+            };
+            let calls = labels("calls_total");
+            let models: Vec<&(String, String)> = calls
+                .iter()
+                .filter(|(name, _)| name == "gen_ai_request_model")
+                .collect();
+            assert_eq!(
+                models,
+                [&("gen_ai_request_model".to_owned(), "from-point".to_owned())]
+            );
+            assert!(
+                calls.contains(&("team".to_owned(), "rl".to_owned())),
+                "{calls:?}"
+            );
+            let memory = labels("memory");
+            let servers: Vec<&(String, String)> = memory
+                .iter()
+                .filter(|(name, _)| name == "nemo_gym_server_name")
+                .collect();
+            assert_eq!(
+                servers,
+                [&("nemo_gym_server_name".to_owned(), "env".to_owned())]
+            );
+        }
+    }
+
     #[test]
     fn text_scrapes_get_power_of_two_buckets_holding_every_value() {
         let (text, _) = rendered(&[0.0, 0.3, 0.3, 3.0]);
