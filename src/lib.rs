@@ -85,6 +85,27 @@ pub use nemo_lens_registry_bridge as registry_bridge;
 /// fields; see the [crate documentation](crate#the-derive) for every key.
 pub use nemo_lens_macros::Instruments;
 
+/// What a program that records needs in scope: `use nemo_lens::prelude::*;`.
+///
+/// The traits matter most: [`Instruments`](trait@Instruments) gives a set
+/// its `record`, and [`Guarded`] gives a prepared set its `start`. Without
+/// `Guarded` in scope, `SandboxStartup::default().provider("docker").start(&meter)`
+/// does not compile, and the compiler's first suggestion,
+/// `SandboxStartup::start(&meter)`, starts a guard on an empty set: the
+/// provider would be lost.
+///
+/// ```
+/// use nemo_lens::instruments::gym::SandboxStartup;
+/// use nemo_lens::prelude::*;
+///
+/// let meter = Meter::noop();
+/// let startup = SandboxStartup::default().provider("docker").start(&meter);
+/// startup.finish();
+/// ```
+pub mod prelude {
+    pub use crate::{AttributeValue, Attributes, Guarded, Instruments, Meter};
+}
+
 /// The built-in instrument sets, matching Python nemo-lens.
 pub mod instruments {
     pub use nemo_lens_instruments::{gym, rl, serving};

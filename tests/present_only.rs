@@ -21,7 +21,7 @@ use nemo_lens::instruments::gym::{
 use nemo_lens::instruments::rl::RlMetrics;
 use nemo_lens::instruments::serving::SchedulingMetrics;
 use nemo_lens::instruments::{InferenceMetrics, InferenceRequest, ModelCall, ModelCallMetrics};
-use nemo_lens::telemetry::{EnvLookup, NemoLensConfig, SetupOptions};
+use nemo_lens::telemetry::{EnvLookup, NemoLensConfig, SetupOptions, TelemetryHandle};
 use nemo_lens::testing::Capture;
 use nemo_lens::{Guarded, Instruments, Meter, SemconvOptIn};
 
@@ -334,6 +334,32 @@ fn guards_export_only_what_they_record() {
         ["gym.http.connection_pool.queue_duration_ms"]
     );
 
+    // A failed create, as NeMo-Gym 0.7.0 records it: nothing.
+    let capture = Capture::new();
+    SandboxStartup::default()
+        .provider("docker")
+        .start(capture.meter())
+        .discard();
+    assert_eq!(capture.names(), Vec::<String>::new());
+    // A discarded hold still gives its count back.
+    let capture = Capture::new();
+    SandboxHeld::default()
+        .provider("docker")
+        .start(capture.meter())
+        .discard();
+    assert_eq!(capture.sum("gym.sandbox.active", &[]), Some(0.0));
+    // A duration measured elsewhere and set on the guard is kept.
+    let capture = Capture::new();
+    let mut queued = ConnectionPoolQueue::default()
+        .destination("policy_model")
+        .start(capture.meter());
+    queued.set_duration(Duration::from_millis(250));
+    queued.finish();
+    assert_eq!(
+        capture.sum("gym.http.connection_pool.queue_duration_ms", &[]),
+        Some(250.0)
+    );
+
     let capture = Capture::new();
     InferenceRequest::start(capture.meter()).finish();
     assert_eq!(capture.names(), ["gen_ai.server.request.duration"]);
@@ -375,7 +401,7 @@ fn scrape(addr: SocketAddr) -> String {
     let mut response = String::new();
     stream.read_to_string(&mut response).unwrap();
     let (head, body) = response.split_once("\r\n\r\n").unwrap();
-    assert!(head.contains(" 200 "), "{head}");
+    assert!(head.contains(" 200 "), "{response}");
     body.to_owned()
 }
 
@@ -398,12 +424,13 @@ fn families(body: &str) -> BTreeSet<String> {
         .collect()
 }
 
-/// On one endpoint per set: after each field is recorded, the scrape holds
-/// the families of the fields recorded so far, and no other.
-fn each_field_on_the_endpoint<T: Instruments + Default>(
-    prepare: fn(&mut T),
-    fields: Vec<Setter<T>>,
-) {
+/// One telemetry at a time: setting up replaces the process's global one.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Telemetry exporting to a Prometheus endpoint on 127.0.0.1, and the
+/// lock that keeps it the only one.
+fn prometheus_telemetry() -> (TelemetryHandle, std::sync::MutexGuard<'static, ()>) {
+    let serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let config = NemoLensConfig::from_lookup(EnvLookup::from_pairs([
         ("NEMO_LENS_ENABLED", "1"),
         ("NEMO_LENS_EXPORTER", "prometheus"),
@@ -417,6 +444,41 @@ fn each_field_on_the_endpoint<T: Instruments + Default>(
         .probe_gpus(false)
         .setup(&config, 0, 1)
         .unwrap();
+    (telemetry, serial)
+}
+
+/// The README's first program, one step of it: the scrape has the two
+/// gauges it records and nothing else of the set.
+#[test]
+fn the_readme_first_program_exports_exactly_what_it_records() {
+    let (telemetry, _serial) = prometheus_telemetry();
+    let step = 0;
+    RlMetrics::default()
+        .reward_mean(0.5 + f64::from(step) / 1200.0)
+        .policy_loss(0.3)
+        .record(&telemetry.meter);
+    let body = scrape(telemetry.prometheus_addr().unwrap());
+    assert_eq!(
+        families(&body),
+        BTreeSet::from(["rl_policy_loss".to_owned(), "rl_reward_mean".to_owned()]),
+        "{body}"
+    );
+    let samples: Vec<&str> = body
+        .lines()
+        .filter(|l| l.starts_with("rl_"))
+        .map(|l| l.rsplit_once(' ').unwrap().1)
+        .collect();
+    assert_eq!(samples, ["0.3", "0.5"], "{body}");
+    telemetry.shutdown().unwrap();
+}
+
+/// On one endpoint per set: after each field is recorded, the scrape holds
+/// the families of the fields recorded so far, and no other.
+fn each_field_on_the_endpoint<T: Instruments + Default>(
+    prepare: fn(&mut T),
+    fields: Vec<Setter<T>>,
+) {
+    let (telemetry, _serial) = prometheus_telemetry();
     let addr = telemetry.prometheus_addr().unwrap();
     let meter: &Meter = &telemetry.meter;
     // Building the set binds its instruments: still nothing to export.

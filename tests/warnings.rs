@@ -11,7 +11,7 @@ use nemo_lens::instruments::gym::GymMetrics;
 use nemo_lens::instruments::rl::RlMetrics;
 use nemo_lens::opentelemetry::KeyValue;
 use nemo_lens::opentelemetry_sdk::metrics::InMemoryMetricExporter;
-use nemo_lens::{EnvLookup, Instruments, NemoLensConfig, SetupOptions};
+use nemo_lens::{EnvLookup, Guarded, Instruments, NemoLensConfig, SetupOptions};
 
 const CHILD: &str = "NEMO_LENS_WARNINGS_CHILD";
 
@@ -45,9 +45,94 @@ fn each_kind_of_warning_reaches_stderr_once_without_a_subscriber() {
         "{stderr}"
     );
     assert_eq!(
+        lines(
+            "nemo-lens warning: SandboxExec was recorded without nemo.gym.sandbox.provider, \
+             which it needs: set it with `.provider(..)`"
+        ),
+        1,
+        "{stderr}"
+    );
+    assert_eq!(
         lines("install a tracing subscriber"),
-        2,
+        3,
         "each line says how to see the rest: {stderr}"
+    );
+}
+
+/// With a subscriber, each required attribute left unset is warned about
+/// once, naming the set, the attribute and its setter; a record that sets
+/// it says nothing, and the records go out all the same.
+#[test]
+fn a_required_attribute_left_unset_is_named_once() {
+    use nemo_lens::instruments::gym::{ConnectionPoolQueue, SandboxExec};
+    use nemo_lens::testing::Capture;
+    use std::sync::{Arc, Mutex};
+
+    struct Messages(Arc<Mutex<Vec<String>>>);
+    impl tracing::Subscriber for Messages {
+        fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+            true
+        }
+        fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+            tracing::span::Id::from_u64(1)
+        }
+        fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+        fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+        fn event(&self, event: &tracing::Event<'_>) {
+            struct Message<'a>(&'a mut String);
+            impl tracing::field::Visit for Message<'_> {
+                fn record_debug(
+                    &mut self,
+                    field: &tracing::field::Field,
+                    value: &dyn std::fmt::Debug,
+                ) {
+                    if field.name() == "message" {
+                        *self.0 = format!("{value:?}");
+                    }
+                }
+            }
+            let mut message = String::new();
+            event.record(&mut Message(&mut message));
+            self.0.lock().unwrap().push(message);
+        }
+        fn enter(&self, _: &tracing::span::Id) {}
+        fn exit(&self, _: &tracing::span::Id) {}
+    }
+
+    let messages = Arc::new(Mutex::new(Vec::new()));
+    let capture = Capture::new();
+    tracing::subscriber::with_default(Messages(Arc::clone(&messages)), || {
+        for _ in 0..3 {
+            SandboxExec {
+                duration: Some(std::time::Duration::from_millis(5)),
+                ..Default::default()
+            }
+            .record(capture.meter());
+        }
+        SandboxExec::default()
+            .provider("docker")
+            .start(capture.meter())
+            .finish();
+        ConnectionPoolQueue::default()
+            .start(capture.meter())
+            .finish();
+    });
+    let messages = messages.lock().unwrap();
+    assert_eq!(
+        *messages,
+        [
+            "SandboxExec was recorded without nemo.gym.sandbox.provider, which it needs: set it \
+             with `.provider(..)` (this record and any other without it go out without the \
+             label; said once)",
+            "ConnectionPoolQueue was recorded without nemo.gym.http.destination.server.name, \
+             which it needs: set it with `.destination(..)` (this record and any other without \
+             it go out without the label; said once)",
+        ]
+    );
+    assert_eq!(capture.count("gym.sandbox.exec_duration_ms", &[]), Some(4));
+    assert_eq!(
+        capture.count("gym.http.connection_pool.queue_duration_ms", &[]),
+        Some(1)
     );
 }
 
@@ -86,6 +171,11 @@ fn warning_child() {
         .build();
     for model in 0..5 {
         requests.add(1, &[KeyValue::new("model", format!("m{model}"))]);
+    }
+    for _ in 0..3 {
+        nemo_lens::instruments::gym::SandboxExec::default()
+            .start(&handle.meter)
+            .finish();
     }
     handle.shutdown().unwrap();
 }

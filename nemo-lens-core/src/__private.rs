@@ -5,7 +5,7 @@
 
 pub use crate::record::{
     checked, duration_in, field_attributes, AttributeValue, BoundMap, DropWarnings, KeyPart,
-    Measure, Reject, BOUND_LIMIT,
+    Measure, MissingAttribute, Reject, BOUND_LIMIT,
 };
 
 pub use crate::owned::{

@@ -33,6 +33,8 @@ pub enum Warning {
     Sampler,
     /// A setting names something nemo-lens does not know.
     Setting,
+    /// A set was recorded without an attribute it declares `required`.
+    MissingAttribute,
 }
 
 /// Kinds already said on stderr, one bit each.

@@ -117,6 +117,9 @@ pub struct AttributeDecl {
     pub on_drop: Option<Box<syn::Expr>>,
     /// The `error_type` flag: the attribute a guard's `fail(e)` sets.
     pub error_type: Option<Ident>,
+    /// The `required` flag: a record with measurements but without this
+    /// attribute warns once, naming it.
+    pub required: Option<Ident>,
     /// The measured fields and instruments it is attached to; `None` for
     /// all of them.
     pub only: Option<Vec<Only>>,

@@ -36,7 +36,7 @@ const INSTRUMENT_KEYS: [&str; 11] = [
     "until_opt_in",
     "aggregation",
 ];
-const ATTRIBUTE_KEYS: [&str; 4] = ["default", "only", "on_drop", "error_type"];
+const ATTRIBUTE_KEYS: [&str; 5] = ["default", "only", "on_drop", "error_type", "required"];
 
 /// Builds the model, or `None` when the input is not a struct with named
 /// fields (errors are in `cx` either way).
@@ -526,6 +526,7 @@ pub(crate) fn attribute(cx: &mut Ctxt, attr: &syn::Attribute) -> Option<Attribut
             default: None,
             on_drop: None,
             error_type: None,
+            required: None,
             only: None,
         };
         let mut keys = Keys::new("#[attribute(..)]");
@@ -557,6 +558,12 @@ pub(crate) fn attribute(cx: &mut Ctxt, attr: &syn::Attribute) -> Option<Attribut
             if name == "error_type" && !input.peek(Token![=]) {
                 if keys.first(cx, "error_type", &name) {
                     decl.error_type = Some(name);
+                }
+                continue;
+            }
+            if name == "required" && !input.peek(Token![=]) {
+                if keys.first(cx, "required", &name) {
+                    decl.required = Some(name);
                 }
                 continue;
             }

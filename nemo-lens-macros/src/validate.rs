@@ -157,6 +157,17 @@ fn check_guard(cx: &mut Ctxt, container: &Container) {
                         ),
                     );
                 }
+                if let (Some(flag), Some(default)) = (&decl.required, &decl.default) {
+                    cx.error(
+                        flag,
+                        format!(
+                            "`{}` has a default ({:?}), so it is never missing: remove \
+                             `required` or the default",
+                            decl.key.value(),
+                            default.value()
+                        ),
+                    );
+                }
                 if let Some(flag) = &decl.error_type {
                     if !guard {
                         cx.error(flag, needs_guard("error_type"));

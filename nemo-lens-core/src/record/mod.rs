@@ -13,4 +13,4 @@ mod warn;
 pub use attribute::{AttributeValue, FixedAttributeValue};
 pub use bound::{field_attributes, BoundMap, KeyPart, BOUND_LIMIT};
 pub use value::{checked, duration_in, Measure, Reject};
-pub use warn::DropWarnings;
+pub use warn::{DropWarnings, MissingAttribute};

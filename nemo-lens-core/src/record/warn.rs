@@ -1,6 +1,7 @@
-//! Rate-limited warnings for dropped measurements.
+//! Warnings of the record path: dropped measurements (rate-limited) and
+//! required attributes left unset (once).
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::OnceLock;
 use std::time::Instant;
 
@@ -72,6 +73,56 @@ impl DropWarnings {
         } else {
             self.suppressed.fetch_add(1, Ordering::Relaxed);
         }
+    }
+}
+
+/// An attribute a set declares `required`, found unset on a record: said
+/// once per attribute per process, naming it and the setter that sets it.
+/// The record still goes out, without the label: nothing recorded is lost.
+#[derive(Debug)]
+pub struct MissingAttribute {
+    set: &'static str,
+    key: &'static str,
+    setter: &'static str,
+    said: AtomicBool,
+}
+
+impl MissingAttribute {
+    /// The note for attribute `key` of `set`, set with `setter`.
+    pub const fn new(set: &'static str, key: &'static str, setter: &'static str) -> Self {
+        MissingAttribute {
+            set,
+            key,
+            setter,
+            said: AtomicBool::new(false),
+        }
+    }
+
+    /// Notes a record without the attribute: the first one warns.
+    #[inline]
+    pub fn note(&self) {
+        if !self.said.load(Ordering::Relaxed) {
+            self.say();
+        }
+    }
+
+    #[cold]
+    fn say(&self) {
+        if self.said.swap(true, Ordering::Relaxed) {
+            return;
+        }
+        let MissingAttribute {
+            set, key, setter, ..
+        } = *self;
+        crate::warnings::emit(crate::warnings::Warning::MissingAttribute, || {
+            tracing::warn!(
+                target: "nemo_lens",
+                set,
+                attribute = key,
+                "{set} was recorded without {key}, which it needs: set it with `.{setter}(..)` \
+                 (this record and any other without it go out without the label; said once)"
+            );
+        });
     }
 }
 

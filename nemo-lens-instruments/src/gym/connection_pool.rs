@@ -13,12 +13,17 @@ use super::values::{QueueConstraint, QueueOutcome};
 /// One acquisition that had to queue for a pool slot: start the guard when
 /// it queues (an acquisition that gets a slot at once records nothing),
 /// `finish` when it gets one (`queue_outcome = ok`); dropped before, it is
-/// recorded as `abandoned`. Repeated wake-ups inside one acquisition are one
-/// guard.
+/// recorded as `abandoned`. An outcome set explicitly wins over both: set
+/// `Abandoned`, then `finish()`, and it is recorded as `abandoned`.
+/// Repeated wake-ups inside one acquisition are one guard. It has no `fail`
+/// and no in-flight count. It needs the destination (the Gym server called,
+/// or `external` for any other host, as NeMo-Gym 0.7.0 labels them), set on
+/// the prepared set before `start`: without it the wait goes out
+/// unlabelled and a warning names it once.
 ///
 /// ```
 /// use nemo_lens::instruments::gym::{ConnectionPoolQueue, QueueConstraint};
-/// use nemo_lens::{Guarded, Meter};
+/// use nemo_lens::prelude::*;
 ///
 /// # let meter = Meter::noop();
 /// let queued = ConnectionPoolQueue::default()
@@ -51,7 +56,9 @@ pub struct ConnectionPoolQueue {
     pub constraint: Option<QueueConstraint>,
 
     /// How it ended (`nemo.gym.http.connection_pool.queue_outcome`): `ok`
-    /// when finished, `abandoned` when dropped.
+    /// when finished, `abandoned` when dropped. A value set explicitly wins
+    /// over both: set `Abandoned` (a timeout, say), then `finish()`, and the
+    /// wait is recorded as `abandoned`.
     #[attribute(
         "nemo.gym.http.connection_pool.queue_outcome",
         default = "ok",
@@ -60,8 +67,9 @@ pub struct ConnectionPoolQueue {
     pub outcome: Option<QueueOutcome>,
 
     /// The Gym server called, or `external`
-    /// (`nemo.gym.http.destination.server.name`).
-    #[attribute("nemo.gym.http.destination.server.name")]
+    /// (`nemo.gym.http.destination.server.name`), which every wait NeMo-Gym
+    /// 0.7.0 records carries: one left unset is warned about once.
+    #[attribute("nemo.gym.http.destination.server.name", required)]
     pub destination: Option<StringValue>,
 }
 

@@ -104,17 +104,7 @@ pub(super) fn guard(checked: &Checked, p: &TokenStream) -> TokenStream {
             }
         },
     };
-    let doc = format!(
-        "Records one run of [`{ident}`] when it ends: returned by [`{ident}::start`], it derefs \
-         to the struct so fields can be set while it runs, and records exactly once, at \
-         [`finish`](Self::finish), `fail` or drop (a panic, a cancelled future)."
-    );
-    let start_doc = format!(
-        "Starts a [`{guard}`] on `meter` with every field unset: the time is read now (not on a \
-         disabled meter), and `in_flight` counters go up by one until it ends. To set the \
-         attributes an `in_flight` count carries, prepare the set and start that: \
-         `{ident}::default().field(..).start(&meter)` (the trait `Guarded`)."
-    );
+    let (doc, start_doc) = docs(checked, error_type.is_some());
 
     quote! {
         #[doc = #doc]
@@ -164,6 +154,18 @@ pub(super) fn guard(checked: &Checked, p: &TokenStream) -> TokenStream {
 
             #fail
 
+            /// Ends the guarded work without recording it: nothing of the
+            /// set is recorded (the work's outcome is not to be measured,
+            /// as NeMo-Gym records no startup time for a sandbox create
+            /// that failed), though `in_flight` counts still come back down.
+            #[inline]
+            #vis fn discard(mut self) {
+                self.__ended = true;
+                let meter: &#p::Meter = &self.__meter;
+                let _ = meter;
+                #down
+            }
+
             #setters
 
             /// Time since the start; zero on a disabled meter, which reads
@@ -178,7 +180,12 @@ pub(super) fn guard(checked: &Checked, p: &TokenStream) -> TokenStream {
                 }
                 if let #p::Some(__start) = self.__start {
                     let __elapsed = __start.elapsed();
-                    #(self.__metrics.#elapsed = #p::Some(__elapsed);)*
+                    // A duration set by hand (measured elsewhere) is kept.
+                    #(
+                        if self.__metrics.#elapsed.is_none() {
+                            self.__metrics.#elapsed = #p::Some(__elapsed);
+                        }
+                    )*
                 }
                 // The guard owns the counts: a value set on the way is not one.
                 #(self.__metrics.#in_flight = #p::None;)*
@@ -215,6 +222,109 @@ pub(super) fn guard(checked: &Checked, p: &TokenStream) -> TokenStream {
             }
         }
     }
+}
+
+/// The guard's doc and `start`'s, saying what this guard does: which
+/// instruments it times and counts, whether it can `fail`, what a drop
+/// records, which attributes it needs.
+fn docs(checked: &Checked, can_fail: bool) -> (String, String) {
+    let ident = &checked.container.ident;
+    let guard = format_ident!("{}Guard", ident);
+    let names = |flag: fn(&crate::model::InstrumentDecl) -> bool| -> Vec<String> {
+        let mut names: Vec<String> = checked
+            .measures
+            .iter()
+            .filter(|m| flag(m.decl))
+            .map(|m| format!("`{}`", checked.instrument_of(m).name))
+            .collect();
+        names.dedup();
+        names
+    };
+    let elapsed = names(|d| d.elapsed.is_some());
+    let in_flight = names(|d| d.in_flight.is_some());
+    let ends = if can_fail {
+        "[`finish`](Self::finish), [`fail`](Self::fail) or drop"
+    } else {
+        "[`finish`](Self::finish) or drop"
+    };
+    let mut doc = format!(
+        "Records one run of [`{ident}`] when it ends: returned by [`{ident}::start`] (or by \
+         `start` on a prepared set, through `Guarded`), it derefs to the struct so fields can \
+         be set while it runs, and records exactly once, at {ends} (a panic, a cancelled \
+         future)."
+    );
+    let mut what = Vec::new();
+    if !elapsed.is_empty() {
+        what.push(format!(
+            "the time from its start to its end into {} (a duration set on the guard is kept \
+             instead)",
+            elapsed.join(", ")
+        ));
+    }
+    if !in_flight.is_empty() {
+        what.push(format!(
+            "{} up by one from its start to its end, on the series of the attributes set \
+             before it started",
+            in_flight.join(", ")
+        ));
+    }
+    doc.push_str(&format!(
+        "\n\nIt records {}, and at its end every other field that is set.",
+        what.join("; and ")
+    ));
+    if !can_fail {
+        doc.push_str(" It has no `fail`: the set has no attribute marked `error_type`.");
+    }
+    for a in &checked.attributes {
+        if let Some(value) = &a.decl.on_drop {
+            let value = quote::ToTokens::to_token_stream(value)
+                .to_string()
+                .replace(' ', "");
+            doc.push_str(&format!(
+                "\n\nDropped before it ends, it records `{}` = `{value}` unless that attribute \
+                 was set: a value set explicitly wins over both the drop value and the default.",
+                a.decl.key.value()
+            ));
+        }
+    }
+    let required: Vec<String> = checked
+        .attributes
+        .iter()
+        .filter(|a| a.decl.required.is_some())
+        .map(|a| format!("`{}` (`.{}(..)`)", a.decl.key.value(), a.field.ident))
+        .collect();
+    if !required.is_empty() {
+        doc.push_str(&format!(
+            "\n\nIt needs {}: set before `start`, on the prepared set. Recorded without it, \
+             the series go out without that label, and a warning names it once.",
+            required.join(", ")
+        ));
+    }
+    let counted = if in_flight.is_empty() {
+        String::new()
+    } else {
+        format!(
+            ", and {} go up by one until it ends. To set the attributes they carry, prepare the \
+             set and start that: `{ident}::default().field(..).start(&meter)` (the trait \
+             `Guarded`, in `nemo_lens::prelude`)",
+            in_flight.join(", ")
+        )
+    };
+    let prepared = if required.is_empty() || !in_flight.is_empty() {
+        String::new()
+    } else {
+        format!(
+            ". It starts with no attribute set: to set {}, prepare the set and start that, \
+             `{ident}::default().field(..).start(&meter)` (the trait `Guarded`, in \
+             `nemo_lens::prelude`)",
+            required.join(", ")
+        )
+    };
+    let start_doc = format!(
+        "Starts a [`{guard}`] on `meter` with every field unset: the time is read now (not on a \
+         disabled meter){counted}{prepared}."
+    );
+    (doc, start_doc)
 }
 
 /// Takes the `in_flight` counts out of the set into a set of their own

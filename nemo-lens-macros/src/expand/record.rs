@@ -80,10 +80,28 @@ pub(super) fn record_with(checked: &Checked, names: &Names) -> TokenStream {
             },
         )
     };
+    let set_name = checked.container.ident.to_string();
+    let required = checked
+        .attributes
+        .iter()
+        .filter(|a| a.decl.required.is_some())
+        .map(|a| {
+            let field = &a.field.ident;
+            let key = a.decl.key.value();
+            let setter = field.to_string();
+            quote! {
+                if self.#field.is_none() {
+                    static __MISSING: #p::MissingAttribute =
+                        #p::MissingAttribute::new(#set_name, #key, #setter);
+                    __MISSING.note();
+                }
+            }
+        });
     quote! {
         if !(#(#any_value)||*) {
             return;
         }
+        #(#required)*
         #parts
         let __recorded = set.__bound.with(
             #keys,

@@ -1,5 +1,7 @@
 //! Setters, one pair per field: `field(value) -> Self` to chain on a value
-//! and `set_field(value) -> &mut Self` to set through a borrow. The guard
+//! and `set_field(value) -> &mut Self` to set through a borrow; none for a
+//! field a guard sets itself whatever was set (its `in_flight` count),
+//! which a setter could only pretend to set. The guard
 //! gets the same pair, setting its set's field, so one style works on a set,
 //! a guard and a borrowed guard.
 
@@ -82,7 +84,7 @@ pub(super) fn setters(checked: &Checked, p: &TokenStream) -> TokenStream {
 
 /// The guard's own methods, which a field's by-value setter would clash
 /// with: such a field is set on the guard with `set_field` alone.
-const GUARD_METHODS: [&str; 3] = ["finish", "fail", "elapsed"];
+const GUARD_METHODS: [&str; 4] = ["finish", "fail", "discard", "elapsed"];
 
 /// The same pairs as items of the guard's impl, setting its set's fields.
 pub(super) fn guard_setters(checked: &Checked, p: &TokenStream) -> TokenStream {
@@ -98,35 +100,47 @@ pub(super) fn guard_setters(checked: &Checked, p: &TokenStream) -> TokenStream {
         .collect()
 }
 
+/// Whether the guard sets `field` itself, overriding whatever was set (an
+/// `in_flight` count): such a field gets no setter. (An `elapsed` time set
+/// by hand is kept, so it keeps its setter.)
+pub(super) fn guard_owned(checked: &Checked, field: &crate::model::Field) -> bool {
+    checked.container.guard.is_some()
+        && matches!(&field.role, Role::Instruments(decls)
+            if decls.iter().any(|d| d.in_flight.is_some()))
+}
+
 fn specs<'a>(checked: &'a Checked, p: &'a TokenStream) -> impl Iterator<Item = Setter<'a>> {
-    checked.container.fields.iter().map(move |field| {
-        let name = &field.ident;
-        let ty = &field.inner_ty;
-        let what = field.doc.clone().unwrap_or_default();
-        let doc = format!("Sets [`{name}`](Self::{name}). {what}");
-        let (param, value) = match &field.role {
-            // A `Vec` of values takes anything that converts into it: an
-            // array literal, a `Vec`, a slice of `f64` ...
-            Role::Instruments(decls)
-                if decls
-                    .iter()
-                    .any(|d| d.field_type.is_some_and(|t| t.repeated)) =>
-            {
-                into(ty, p)
+    let fields = checked.container.fields.iter();
+    fields
+        .filter(|field| !guard_owned(checked, field))
+        .map(move |field| {
+            let name = &field.ident;
+            let ty = &field.inner_ty;
+            let what = field.doc.clone().unwrap_or_default();
+            let doc = format!("Sets [`{name}`](Self::{name}). {what}");
+            let (param, value) = match &field.role {
+                // A `Vec` of values takes anything that converts into it: an
+                // array literal, a `Vec`, a slice of `f64` ...
+                Role::Instruments(decls)
+                    if decls
+                        .iter()
+                        .any(|d| d.field_type.is_some_and(|t| t.repeated)) =>
+                {
+                    into(ty, p)
+                }
+                Role::Instruments(_) => (quote!(value: #ty), quote!(#p::Some(value))),
+                // The group itself, set whole (its own setters build it).
+                Role::Flatten(_) => (quote!(value: #ty), quote!(value)),
+                Role::Attribute(_) => attribute_param(ty, p),
+            };
+            Setter {
+                name,
+                vis: &field.vis,
+                doc,
+                param,
+                value,
             }
-            Role::Instruments(_) => (quote!(value: #ty), quote!(#p::Some(value))),
-            // The group itself, set whole (its own setters build it).
-            Role::Flatten(_) => (quote!(value: #ty), quote!(value)),
-            Role::Attribute(_) => attribute_param(ty, p),
-        };
-        Setter {
-            name,
-            vis: &field.vis,
-            doc,
-            param,
-            value,
-        }
-    })
+        })
 }
 
 /// The setters of an attribute field holding `Option<ty>`, in
