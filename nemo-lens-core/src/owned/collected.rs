@@ -111,12 +111,30 @@ pub struct HistogramPoint {
 
 type SeriesKey = (String, Option<String>, String, Vec<KeyValue>);
 
+/// What a delta reader last sent of one series, and the extremes of the
+/// readings it left out since.
+#[derive(Debug)]
+struct Sent {
+    count: u64,
+    buckets: Vec<u64>,
+    sum: f64,
+    min: Option<f64>,
+    max: Option<f64>,
+}
+
 /// Turns cumulative readings into deltas for a delta-temporality reader:
-/// what each series gained since the last reading, series that gained
+/// what each series gained since the last point sent, series that gained
 /// nothing left out, as the SDK's delta aggregation does.
+///
+/// A reading can see half a record (the cells add the sum before the
+/// bucket, so a reading between the two has the new sum and the old
+/// count). Such a reading gained no count and is left out, and the
+/// baseline stays at the last point sent: the next point carries the whole
+/// record, so the deltas of a run add up to what was recorded, count and
+/// sum. The extremes of a reading left out go out with the next point.
 #[derive(Debug)]
 pub struct Delta {
-    last: HashMap<SeriesKey, (u64, Vec<u64>, f64)>,
+    last: HashMap<SeriesKey, Sent>,
     last_time: SystemTime,
 }
 
@@ -153,20 +171,7 @@ impl Delta {
                             metric.name.clone(),
                             point.attributes.clone(),
                         );
-                        let now = (point.count, point.bucket_counts.clone(), point.sum);
-                        let before = self.last.insert(key, now);
-                        let Some((count, buckets, sum)) = before else {
-                            return true;
-                        };
-                        if point.count == count {
-                            return false;
-                        }
-                        point.count -= count;
-                        point.sum -= sum;
-                        for (now, before) in point.bucket_counts.iter_mut().zip(buckets) {
-                            *now -= before;
-                        }
-                        true
+                        self.delta(key, point)
                     });
                 }
                 scope.metrics.retain(|m| !m.is_empty());
@@ -174,5 +179,57 @@ impl Delta {
             })
             .collect();
         (scopes, start)
+    }
+
+    /// Turns `point` into its delta; `false` when it gained no count and
+    /// is left out.
+    fn delta(&mut self, key: SeriesKey, point: &mut HistogramPoint) -> bool {
+        let Some(sent) = self.last.get_mut(&key) else {
+            self.last.insert(
+                key,
+                Sent {
+                    count: point.count,
+                    buckets: point.bucket_counts.clone(),
+                    sum: point.sum,
+                    min: None,
+                    max: None,
+                },
+            );
+            return true;
+        };
+        if point.count <= sent.count {
+            // Nothing whole since the last point: keep the baseline, and
+            // the extremes this interval saw for the next point.
+            sent.min = lowest(sent.min, point.min);
+            sent.max = highest(sent.max, point.max);
+            return false;
+        }
+        let (count, sum) = (point.count, point.sum);
+        point.count -= sent.count;
+        point.sum -= sent.sum;
+        for (now, before) in point.bucket_counts.iter_mut().zip(&mut sent.buckets) {
+            let reading = *now;
+            *now = now.saturating_sub(*before);
+            *before = reading;
+        }
+        point.min = lowest(point.min, sent.min.take());
+        point.max = highest(point.max, sent.max.take());
+        sent.count = count;
+        sent.sum = sum;
+        true
+    }
+}
+
+fn lowest(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+fn highest(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
     }
 }

@@ -119,6 +119,104 @@ fn deltas_are_what_each_series_gained_and_idle_series_are_left_out() {
     assert!(third.is_empty(), "{third:?}");
 }
 
+/// One reading of one series of bounds `[10]`: `count` observations in
+/// the first bucket, `sum`, and the interval's extremes.
+fn reading(count: u64, sum: f64, extremes: Option<(f64, f64)>) -> Vec<OwnedScope> {
+    vec![OwnedScope {
+        scope: scope(),
+        metrics: vec![OwnedMetric {
+            name: "app.latency".to_owned(),
+            description: String::new(),
+            unit: "ms".to_owned(),
+            value_type: crate::ValueType::F64,
+            data: OwnedData::Explicit(vec![HistogramPoint {
+                attributes: Vec::new(),
+                bounds: [10.0].into(),
+                bucket_counts: vec![count, 0],
+                count,
+                sum,
+                min: extremes.map(|(min, _)| min),
+                max: extremes.map(|(_, max)| max),
+            }]),
+        }],
+    }]
+}
+
+/// The three readings of the issue: (1, 7), then a reading between the
+/// second record's sum and its bucket (1, 14), then (2, 14). The deltas
+/// must add up to count 2 and sum 14, with the half-seen record's
+/// extremes carried to the point that counts it.
+#[test]
+fn a_reading_that_sees_half_a_record_moves_no_baseline() {
+    let t0 = SystemTime::UNIX_EPOCH;
+    let mut delta = Delta::new(t0);
+    let mut sent = Vec::new();
+    let readings = [
+        reading(1, 7.0, Some((7.0, 7.0))),
+        reading(1, 14.0, Some((7.0, 7.0))),
+        reading(2, 14.0, None),
+    ];
+    for (i, reading) in readings.into_iter().enumerate() {
+        let (scopes, _) = delta.apply(reading, t0 + Duration::from_secs(i as u64 + 1));
+        sent.extend(scopes.iter().flat_map(|s| points(&s.metrics[0]).to_vec()));
+    }
+    let counts: Vec<(u64, f64)> = sent.iter().map(|p| (p.count, p.sum)).collect();
+    assert_eq!(counts, [(1, 7.0), (1, 7.0)]);
+    assert_eq!(sent[1].bucket_counts, [1, 0]);
+    assert_eq!((sent[1].min, sent[1].max), (Some(7.0), Some(7.0)));
+}
+
+/// One thread records while another collects as a delta reader as fast as
+/// it can: the deltas add up to what was recorded, count and sum, and the
+/// run's extremes reach the points (a record's extremes can land after the
+/// reading that counted it: they go out with the next point, here the one
+/// of a last record).
+#[test]
+fn deltas_taken_while_a_thread_records_add_up_to_what_it_recorded() {
+    const RECORDS: u64 = 2_000_000;
+    let registry = Registry::new();
+    let histogram = instrument(&registry, "app.latency", 10);
+    let series = histogram.series(&[]);
+    let mut delta = Delta::new(registry.start_time());
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let (mut count, mut sum) = (0u64, 0f64);
+    let (mut min, mut max) = (f64::INFINITY, f64::NEG_INFINITY);
+    let mut take = |delta: &mut Delta| {
+        let (scopes, _) = delta.apply(registry.collect(true), SystemTime::now());
+        for point in scopes.iter().flat_map(|s| points(&s.metrics[0]).to_vec()) {
+            count += point.count;
+            sum += point.sum;
+            min = point.min.map_or(min, |m| min.min(m));
+            max = point.max.map_or(max, |m| max.max(m));
+        }
+    };
+    let mut readings = 0;
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            for value in 1..=RECORDS {
+                series.record(value);
+            }
+            done.store(true, std::sync::atomic::Ordering::Release);
+        });
+        let mut last = false;
+        while !last {
+            // One more reading after the recorder is done: it sees all.
+            last = done.load(std::sync::atomic::Ordering::Acquire);
+            readings += 1;
+            take(&mut delta);
+        }
+    });
+    series.record(0);
+    take(&mut delta);
+    assert_eq!(count, RECORDS + 1, "after {readings} readings");
+    assert_eq!(
+        sum,
+        (RECORDS * (RECORDS + 1) / 2) as f64,
+        "after {readings} readings"
+    );
+    assert_eq!((min, max), (0.0, RECORDS as f64));
+}
+
 #[test]
 fn a_series_without_observations_is_not_exported() {
     let registry = Registry::new();
