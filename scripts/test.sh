@@ -3,7 +3,8 @@
 #  1. scripts/deps.sh: Debian's prometheus package (with apt-get) and NVIDIA's
 #     aiperf (from PyPI, into a venv under the target directory), when missing
 #     and when this machine can install them;
-#  2. cargo test --workspace --all-features: unit, parity, compile-fail (trybuild),
+#  2. cargo test --workspace --all-features (and the registry bridge's
+#     tests again with `prometheus` in its other shape): unit, parity, compile-fail (trybuild),
 #     doc (the README's snippets among them), memory, setup/config, the
 #     Prometheus endpoint, OTLP (and OTLP over TLS) against in-process
 #     receivers built on the official protobuf definitions, and the fault
@@ -19,6 +20,12 @@ cd "$(dirname "$0")/.."
 # Prometheus, promtool and aiperf first: some of the cargo tests use them too.
 scripts/deps.sh
 cargo test --workspace --all-features
+# --all-features builds `prometheus` with its default `protobuf` feature
+# (test-prometheus-protobuf), as most users do; the registry bridge's tests
+# again with it off, the other shape of the crate's types.
+cargo test -p nemo-lens-registry-bridge --features prometheus,prometheus-client
+cargo test -p nemo-lens --features prometheus,testing,prometheus-crate-bridge,prometheus-client-bridge \
+    --test registry_bridge
 # The cells' protocol under loom's model checker (its own target directory:
 # the cfg changes every fingerprint).
 RUSTFLAGS="--cfg nemo_lens_loom" cargo test -p nemo-lens-core --lib cells \

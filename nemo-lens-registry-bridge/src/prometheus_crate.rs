@@ -1,13 +1,27 @@
-//! A `prometheus` 0.14 registry as a source: its `gather()`, whose
-//! families are already what its `TextEncoder` writes.
+//! A `prometheus` 0.14 registry as a source: what its own `TextEncoder`
+//! writes, copied as it is into text scrapes and read back for protobuf
+//! scrapes and OTLP, as for `prometheus-client`.
+//!
+//! Why the encoder and not `gather()`'s families: their types change with
+//! the crate's `protobuf` feature (plain structs without it, rust-protobuf
+//! messages with other accessors with it, the default), and Cargo unifies
+//! features across the user's graph, so a bridge that reads the structs
+//! builds for one of the two shapes only. The encoder takes the families of
+//! either shape and writes the same text, which is exactly what the
+//! crate's own `/metrics` serves.
 
-use nemo_lens_core::owned::{Gather, GatheredFamily, GatheredKind, GatheredSeries, GatheredValue};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use nemo_lens_core::owned::{Gather, GatheredFamily};
+use nemo_lens_core::warnings::{emit, Warning};
 use opentelemetry::InstrumentationScope;
-use prometheus::proto::{Metric, MetricFamily, MetricType};
+use prometheus::TextEncoder;
 
 pub(crate) struct PrometheusSource {
     registry: prometheus::Registry,
     scope: InstrumentationScope,
+    /// The last text's length: the next one is sized once.
+    last_len: AtomicUsize,
 }
 
 impl PrometheusSource {
@@ -15,6 +29,7 @@ impl PrometheusSource {
         PrometheusSource {
             registry,
             scope: crate::scope::next("prometheus", "0.14"),
+            last_len: AtomicUsize::new(0),
         }
     }
 }
@@ -25,78 +40,94 @@ impl Gather for PrometheusSource {
     }
 
     fn gather(&self) -> Vec<GatheredFamily> {
-        self.registry.gather().iter().map(family).collect()
+        self.text()
+            .map(|text| crate::text::parse(&text))
+            .unwrap_or_default()
     }
-}
 
-fn family(family: &MetricFamily) -> GatheredFamily {
-    let kind = match family.get_field_type() {
-        MetricType::COUNTER => GatheredKind::Counter,
-        MetricType::GAUGE => GatheredKind::Gauge,
-        MetricType::UNTYPED => GatheredKind::Untyped,
-        MetricType::HISTOGRAM => GatheredKind::Histogram,
-        MetricType::SUMMARY => GatheredKind::Summary,
-    };
-    GatheredFamily {
-        name: family.name().to_owned(),
-        help: family.help().to_owned(),
-        unit: String::new(),
-        kind,
-        series: family
-            .get_metric()
-            .iter()
-            .map(|metric| GatheredSeries::new(labels(metric), value(kind, metric)))
-            .collect(),
-    }
-}
-
-fn labels(metric: &Metric) -> Vec<(String, String)> {
-    metric
-        .get_label()
-        .iter()
-        .map(|pair| (pair.name().to_owned(), pair.value().to_owned()))
-        .collect()
-}
-
-fn value(kind: GatheredKind, metric: &Metric) -> GatheredValue {
-    match kind {
-        GatheredKind::Counter => GatheredValue::Number(metric.get_counter().get_value()),
-        GatheredKind::Gauge => GatheredValue::Number(metric.get_gauge().get_value()),
-        GatheredKind::Untyped => GatheredValue::Number(untyped(metric)),
-        GatheredKind::Histogram => {
-            let histogram = metric.get_histogram();
-            GatheredValue::Histogram {
-                count: histogram.get_sample_count(),
-                sum: histogram.get_sample_sum(),
-                // `+Inf` is the count; a collector of the application's own
-                // may list it as a bucket, which the encoder skips too.
-                buckets: histogram
-                    .get_bucket()
-                    .iter()
-                    .filter(|bucket| bucket.upper_bound() != f64::INFINITY)
-                    .map(|bucket| (bucket.upper_bound(), bucket.cumulative_count()))
-                    .collect(),
+    fn text(&self) -> Option<String> {
+        let mut families = self.registry.gather();
+        // The encoder panics on an untyped family (`unimplemented!()`, in
+        // both shapes), and its value cannot be read in a way both shapes
+        // share: left out, and named once.
+        families.retain(|family| {
+            let untyped = family.get_field_type() == prometheus::proto::MetricType::UNTYPED;
+            if untyped {
+                let name = family.name().to_owned();
+                emit(Warning::Export, || {
+                    tracing::warn!(
+                        target: "nemo_lens",
+                        family = %name,
+                        "the untyped family {name} of a prometheus registry is not exported: \
+                         the crate's text encoder cannot write untyped families; register it \
+                         as a gauge"
+                    )
+                });
             }
+            !untyped
+        });
+        let mut text = String::with_capacity(self.last_len.load(Ordering::Relaxed));
+        // Fails only on a family the encoder cannot write (no metrics, or
+        // a type it does not know), which `Registry::gather` never returns.
+        if let Err(error) = TextEncoder::new().encode_utf8(&families, &mut text) {
+            emit(Warning::Export, || {
+                tracing::warn!(
+                    target: "nemo_lens",
+                    "a prometheus registry could not be encoded ({error}), so this scrape or \
+                     export has none of its families"
+                )
+            });
+            return None;
         }
-        GatheredKind::Summary => {
-            let summary = metric.get_summary();
-            GatheredValue::Summary {
-                quantiles: summary
-                    .get_quantile()
-                    .iter()
-                    .map(|q| (q.quantile(), q.value()))
-                    .collect(),
-                sum: summary.sample_sum(),
-                count: summary.sample_count(),
-            }
-        }
+        self.last_len.store(text.len(), Ordering::Relaxed);
+        Some(text)
     }
 }
 
-/// An untyped value, which a collector of the application's own can make.
-// Deprecated in 0.14 as protobuf-specific with no replacement; the text
-// encoder of the same release still reads it this way.
-#[allow(deprecated)]
-fn untyped(metric: &Metric) -> f64 {
-    metric.get_untyped().get_value()
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use prometheus::Encoder as _;
+
+    /// Reads the registry through its encoder: counters, gauges,
+    /// histograms and labels, named as the crate's endpoint names them.
+    #[test]
+    fn families_are_read_back_from_the_crates_own_text() {
+        let registry = prometheus::Registry::new();
+        let requests = prometheus::IntCounterVec::new(
+            prometheus::Opts::new("http_requests_total", "Requests."),
+            &["route"],
+        )
+        .unwrap();
+        registry.register(Box::new(requests.clone())).unwrap();
+        requests.with_label_values(&["/v1"]).inc_by(3);
+        let latency = prometheus::Histogram::with_opts(
+            prometheus::HistogramOpts::new("latency_seconds", "Latency.").buckets(vec![0.1, 1.0]),
+        )
+        .unwrap();
+        registry.register(Box::new(latency.clone())).unwrap();
+        latency.observe(0.5);
+        let source = PrometheusSource::new(registry);
+        let families = source.gather();
+        let names: Vec<&str> = families.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["http_requests_total", "latency_seconds"]);
+        assert_eq!(families[0].help, "Requests.");
+        assert_eq!(
+            families[0].series[0].labels,
+            [("route".to_owned(), "/v1".to_owned())]
+        );
+        let text = source.text().unwrap();
+        assert!(
+            text.contains("http_requests_total{route=\"/v1\"} 3\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("latency_seconds_bucket{le=\"1\"} 1\n"),
+            "{text}"
+        );
+        assert_eq!(
+            TextEncoder::new().format_type(),
+            "text/plain; version=0.0.4"
+        );
+    }
 }
