@@ -11,7 +11,9 @@
 #     suite (nemo-lens-core/tests/faults/: slow and hostile scrapers,
 #     dead/hanging/rejecting receivers, a wrong CA);
 #  3. the cells' concurrency protocol, model-checked with loom;
-#  4. scripts/e2e.sh: a real Prometheus scraping the demo, NVIDIA's aiperf
+#  4. scripts/consumers.sh: the consumer crates (consumers/), each a user's
+#     project that records and checks what it reads back;
+#  5. scripts/e2e.sh: a real Prometheus scraping the demo, NVIDIA's aiperf
 #     driving the example OpenAI server, plus the OTLP outage tests. A suite
 #     whose tools could not be installed is named with the reason; with CI
 #     set, that fails the run.
@@ -30,4 +32,7 @@ cargo test -p nemo-lens --features prometheus,testing,prometheus-crate-bridge,pr
 # the cfg changes every fingerprint).
 RUSTFLAGS="--cfg nemo_lens_loom" cargo test -p nemo-lens-core --lib cells \
     --target-dir target/loom
+# Small projects of their own that use nemo-lens beside the crates its users
+# already have, declared as they declare them (consumers/README.md).
+scripts/consumers.sh
 scripts/e2e.sh

@@ -108,6 +108,75 @@ fn no_doc_example_names_an_internal_crate() {
     );
 }
 
+/// The documentation lines of `path` outside code fences, with their line
+/// numbers, link targets (`](..)`) taken out: what a reader sees as text.
+fn prose_lines(path: &Path, text: &str) -> Vec<(usize, String)> {
+    let markdown = path.extension().is_some_and(|e| e == "md");
+    let mut inside = false;
+    let mut lines = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let doc = if markdown {
+            Some(line.trim_start())
+        } else {
+            let t = line.trim_start();
+            t.strip_prefix("///")
+                .or_else(|| t.strip_prefix("//!"))
+                .map(str::trim_start)
+        };
+        let Some(doc) = doc else {
+            inside = false;
+            continue;
+        };
+        if doc.starts_with("```") {
+            inside = !inside;
+            continue;
+        }
+        if inside {
+            continue;
+        }
+        let mut seen = String::with_capacity(doc.len());
+        let mut rest = doc;
+        while let Some(at) = rest.find("](") {
+            seen.push_str(&rest[..at + 1]);
+            rest = rest[at + 2..]
+                .split_once(')')
+                .map_or("", |(_, after)| after);
+        }
+        seen.push_str(rest);
+        lines.push((n + 1, seen));
+    }
+    lines
+}
+
+/// The text of the pages users read names no internal crate either: a
+/// reader cannot write `nemo_lens_naming::rules` with only `nemo-lens` in
+/// their `Cargo.toml`. Link targets may name one (rustdoc resolves them to
+/// the re-exported pages); the words shown may not.
+#[test]
+fn no_doc_prose_names_an_internal_crate() {
+    let mut found = Vec::new();
+    let mut lines = 0;
+    for path in public_doc_sources() {
+        let text = fs::read_to_string(&path).unwrap();
+        for (n, line) in prose_lines(&path, &text) {
+            lines += 1;
+            let named = INTERNAL
+                .iter()
+                .chain(&["nemo_lens_naming"])
+                .find(|c| line.contains(&format!("{c}::")));
+            if let Some(name) = named {
+                found.push(format!("{}:{n}: names {name}: {line}", path.display()));
+            }
+        }
+    }
+    assert!(lines > 2000, "only {lines} lines of prose found");
+    assert!(
+        found.is_empty(),
+        "documentation naming an internal crate (use nemo_lens:: paths or plain words):\n{}",
+        found.join("\n")
+    );
+}
+
 #[test]
 fn readme_and_guide_rust_blocks_are_all_compiled() {
     let mut pages = vec![root().join("README.md")];

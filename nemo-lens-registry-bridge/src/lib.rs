@@ -112,7 +112,7 @@ mod prometheus_client_source;
 #[cfg(feature = "prometheus")]
 mod prometheus_crate;
 mod scope;
-#[cfg(feature = "prometheus-client")]
+#[cfg(any(feature = "prometheus", feature = "prometheus-client"))]
 mod text;
 
 pub use bridge::RegistryBridge;

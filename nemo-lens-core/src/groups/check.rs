@@ -1,5 +1,6 @@
-//! The rules a group's specs follow, the derive's own
-//! ([`nemo_lens_naming::rules`]) plus what only a runtime spec can get wrong.
+//! The rules a group's specs follow, the derive's own (the naming crate's
+//! [`rules`](nemo_lens_naming::rules)) plus what only a runtime spec can get
+//! wrong.
 //! Every problem is collected, so a refused group names all of them at once.
 
 use std::fmt;

@@ -79,6 +79,12 @@ pub(super) fn rustls_config(
     config_with(tls, endpoint, verifier(tls, endpoint)?)
 }
 
+// rustls 0.23.48 deprecates its ring provider for want of post-quantum key
+// exchange. ring is kept because aws-lc-rs, the provider with it, needs a C
+// and CMake build that the `otlp-tls` feature should not impose; the
+// consumer crates (consumers/) build against the newest rustls, where the
+// deprecation would otherwise warn in every user's build.
+#[allow(deprecated)]
 fn provider() -> Arc<rustls::crypto::CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
 }
