@@ -21,8 +21,8 @@ use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::metrics::info::Info;
 use support::otlp_receiver::*;
 
-/// A collector of the service's own: one summary and one untyped family,
-/// types the crate's metrics never make.
+/// A collector of the service's own: one summary, a type the crate's
+/// metrics never make.
 struct Collected(Vec<prometheus::core::Desc>);
 
 impl prometheus::core::Collector for Collected {
@@ -30,9 +30,8 @@ impl prometheus::core::Collector for Collected {
         self.0.iter().collect()
     }
 
-    #[allow(deprecated)] // `Untyped` is protobuf-only in 0.14, with no replacement
     fn collect(&self) -> Vec<prometheus::proto::MetricFamily> {
-        use prometheus::proto::{MetricFamily, MetricType, Quantile, Summary, Untyped};
+        use prometheus::proto::{MetricFamily, MetricType, Quantile, Summary};
         let family = |name: &str, kind, metric| {
             let mut family = MetricFamily::default();
             family.set_name(name.into());
@@ -50,18 +49,11 @@ impl prometheus::core::Collector for Collected {
         summary.set_quantile(vec![p99]);
         let mut waited = prometheus::proto::Metric::default();
         waited.set_summary(summary);
-        let mut uptime = Untyped::default();
-        uptime.set_value(3600.5);
-        let mut up = prometheus::proto::Metric::default();
-        up.set_untyped(uptime);
-        vec![
-            family(
-                "dynamo_frontend_queue_wait_seconds",
-                MetricType::SUMMARY,
-                waited,
-            ),
-            family("dynamo_frontend_uptime_seconds", MetricType::UNTYPED, up),
-        ]
+        vec![family(
+            "dynamo_frontend_queue_wait_seconds",
+            MetricType::SUMMARY,
+            waited,
+        )]
     }
 }
 
@@ -70,13 +62,10 @@ fn collected() -> Collected {
         prometheus::core::Desc::new(name.into(), name.into(), Vec::new(), Default::default())
             .unwrap()
     };
-    Collected(vec![
-        desc("dynamo_frontend_queue_wait_seconds"),
-        desc("dynamo_frontend_uptime_seconds"),
-    ])
+    Collected(vec![desc("dynamo_frontend_queue_wait_seconds")])
 }
 
-const NAMES: [&str; 8] = [
+const NAMES: [&str; 7] = [
     "dynamo_frontend_requests_total",
     "dynamo_frontend_inflight_requests",
     "dynamo_frontend_request_duration_seconds",
@@ -84,7 +73,6 @@ const NAMES: [&str; 8] = [
     "worker_build_info",
     "worker_latency_seconds",
     "dynamo_frontend_queue_wait_seconds",
-    "dynamo_frontend_uptime_seconds",
 ];
 
 fn number(point: &NumberDataPoint) -> f64 {
@@ -268,7 +256,7 @@ fn exported(proto: Proto) {
     assert_eq!(point.bucket_counts, [1, 1, 0, 1], "de-cumulated, +Inf last");
     assert_eq!((point.count, point.sum), (3, Some(20.55)));
 
-    // Summaries as OTLP summary points, untyped values as gauges.
+    // Summaries as OTLP summary points.
     let wait = metric(&first, "dynamo_frontend_queue_wait_seconds").unwrap();
     let Some(metric::Data::Summary(summary)) = &wait.data else {
         panic!("{wait:?}");
@@ -282,8 +270,6 @@ fn exported(proto: Proto) {
         ),
         (0.99, 0.4)
     );
-    let uptime = metric(&first, "dynamo_frontend_uptime_seconds").unwrap();
-    assert_eq!(number(&gauge_points(uptime)[0]), 3600.5);
 
     let worker_requests = metric(&first, "worker_requests_total").unwrap();
     assert_eq!(worker_requests.description, "Requests served.");
