@@ -23,8 +23,8 @@ cd "$(dirname "$0")/.."
 scripts/deps.sh
 cargo test --workspace --all-features
 # --all-features builds `prometheus` with its default `protobuf` feature
-# (test-prometheus-protobuf), as most users do; the registry bridge's tests
-# again with it off, the other shape of the crate's types.
+# (the registry bridge's `test-prometheus-protobuf`), as most users do; the
+# registry bridge's tests again with it off, the other shape of its types.
 cargo test -p nemo-lens-registry-bridge --features prometheus,prometheus-client
 cargo test -p nemo-lens --features prometheus,testing,prometheus-crate-bridge,prometheus-client-bridge \
     --test registry_bridge

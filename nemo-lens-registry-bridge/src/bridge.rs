@@ -78,8 +78,11 @@ impl RegistryBridge {
     /// From now on every scrape of nemo-lens's Prometheus endpoint and every
     /// OTLP export of `telemetry` gathers the registries. On a telemetry
     /// that exports nothing (disabled, or a rank that does not export) it
-    /// does nothing and succeeds. Installing the same registry twice
-    /// exports its series twice.
+    /// does nothing and succeeds. A family name that two installed
+    /// registries give (the same registry installed twice, or one name
+    /// registered in two) is exported once, from the registry installed
+    /// first, on the Prometheus endpoint (text and protobuf) and over OTLP
+    /// alike; a warning names it once.
     ///
     /// # Errors
     ///

@@ -130,4 +130,70 @@ mod tests {
             "text/plain; version=0.0.4"
         );
     }
+
+    /// A collector of the application's own with a summary and an
+    /// untyped family: the encoder would panic on the latter, so it is
+    /// left out and the summary served.
+    struct Uptime;
+
+    impl prometheus::core::Collector for Uptime {
+        fn desc(&self) -> Vec<&prometheus::core::Desc> {
+            Vec::new()
+        }
+
+        fn collect(&self) -> Vec<prometheus::proto::MetricFamily> {
+            use prometheus::proto::{MetricFamily, MetricType, Summary};
+            let family = |name: &str, kind, metric| {
+                let mut family = MetricFamily::default();
+                family.set_name(name.into());
+                family.set_help(name.into());
+                family.set_field_type(kind);
+                family.set_metric(vec![metric]);
+                family
+            };
+            let mut summary = Summary::default();
+            summary.set_sample_count(4);
+            summary.set_sample_sum(2.5);
+            let mut waited = prometheus::proto::Metric::default();
+            waited.set_summary(summary);
+            vec![
+                family("queue_wait_seconds", MetricType::SUMMARY, waited),
+                family("uptime_seconds", MetricType::UNTYPED, untyped(3600.5)),
+            ]
+        }
+    }
+
+    /// A metric holding an untyped value, in the shape the crate's types
+    /// have in this build: plain structs (setter deprecated, with no
+    /// replacement) or rust-protobuf messages (a public field).
+    #[cfg(not(feature = "test-prometheus-protobuf"))]
+    #[allow(deprecated)]
+    fn untyped(value: f64) -> prometheus::proto::Metric {
+        let mut untyped = prometheus::proto::Untyped::default();
+        untyped.set_value(value);
+        let mut metric = prometheus::proto::Metric::default();
+        metric.set_untyped(untyped);
+        metric
+    }
+
+    #[cfg(feature = "test-prometheus-protobuf")]
+    fn untyped(value: f64) -> prometheus::proto::Metric {
+        let mut untyped = prometheus::proto::Untyped::default();
+        untyped.set_value(value);
+        let mut metric = prometheus::proto::Metric::default();
+        metric.untyped = Some(untyped).into();
+        metric
+    }
+
+    #[test]
+    fn an_untyped_family_is_left_out_and_the_rest_served() {
+        let registry = prometheus::Registry::new();
+        registry.register(Box::new(Uptime)).unwrap();
+        let source = PrometheusSource::new(registry);
+        let text = source.text().unwrap();
+        assert!(text.contains("queue_wait_seconds_count 4\n"), "{text}");
+        assert!(!text.contains("uptime_seconds"), "{text}");
+        let names: Vec<String> = source.gather().into_iter().map(|f| f.name).collect();
+        assert_eq!(names, ["queue_wait_seconds"]);
+    }
 }

@@ -238,6 +238,36 @@ struct FamilyState {
 pub(super) struct Gathering {
     pub(super) sources: Vec<Arc<dyn Gather>>,
     families: HashMap<(usize, String), FamilyState>,
+    /// Family names found in two sources, already warned about.
+    pub(super) repeated: std::collections::HashSet<String>,
+}
+
+/// Keeps each family name to the first source that has it: one registry
+/// installed twice, or one family in two registries, is exported once, on
+/// text, protobuf and OTLP alike. A name left out is warned about once.
+pub(super) fn once(scopes: &mut [GatheredScope], repeated: &mut std::collections::HashSet<String>) {
+    let mut seen = std::collections::HashSet::new();
+    let mut first = |name: &str| {
+        if seen.insert(name.to_owned()) {
+            return true;
+        }
+        if repeated.insert(name.to_owned()) {
+            crate::warnings::emit(crate::warnings::Warning::NameConflict, || {
+                tracing::warn!(
+                    target: "nemo_lens",
+                    family = %name,
+                    "the family {name} is in two bridged registries (one registry installed \
+                     twice, or one name registered in two): the first one's is exported, the \
+                     other left out"
+                )
+            });
+        }
+        false
+    };
+    for scope in scopes {
+        scope.families.retain(|family| first(&family.name));
+        scope.text.retain(|block| first(&block.name));
+    }
 }
 
 impl Gathering {

@@ -123,13 +123,27 @@ impl Registry {
     /// limit (`NEMO_LENS_CARDINALITY_LIMIT`, its later label sets merged
     /// into one overflow series) and each series with the time it was first
     /// gathered.
+    ///
+    /// A family name two sources give (one registry installed twice, or one
+    /// name in two registries) is the first source's alone.
     pub fn gather(&self) -> Vec<GatheredScope> {
         // Gathered with no lock held: a library's collectors run user code.
-        self.sources()
+        let mut scopes: Vec<GatheredScope> = self
+            .sources()
             .iter()
             .enumerate()
             .map(|(i, source)| self.limited(i, source, source.gather()))
-            .collect()
+            .collect();
+        self.once(&mut scopes);
+        scopes
+    }
+
+    fn once(&self, scopes: &mut [GatheredScope]) {
+        let mut gathering = self
+            .gathering
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        super::gathered::once(scopes, &mut gathering.repeated);
     }
 
     /// [`gather`](Self::gather) for a text scrape: a source that writes
@@ -138,7 +152,8 @@ impl Registry {
     #[cfg(any(feature = "prometheus", feature = "testing"))]
     pub fn gather_for_text(&self) -> Vec<GatheredScope> {
         let limit = crate::export::overflow::limit();
-        self.sources()
+        let mut scopes = self
+            .sources()
             .iter()
             .enumerate()
             .map(|(i, source)| {
@@ -163,7 +178,9 @@ impl Registry {
                     None => self.limited(i, source, source.gather()),
                 }
             })
-            .collect()
+            .collect::<Vec<_>>();
+        self.once(&mut scopes);
+        scopes
     }
 
     fn sources(&self) -> Vec<Arc<dyn Gather>> {
