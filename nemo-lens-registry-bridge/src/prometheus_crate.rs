@@ -180,9 +180,10 @@ mod tests {
     fn untyped(value: f64) -> prometheus::proto::Metric {
         let mut untyped = prometheus::proto::Untyped::default();
         untyped.set_value(value);
-        let mut metric = prometheus::proto::Metric::default();
-        metric.untyped = Some(untyped).into();
-        metric
+        prometheus::proto::Metric {
+            untyped: Some(untyped).into(),
+            ..Default::default()
+        }
     }
 
     #[test]
