@@ -37,10 +37,19 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The lines inside code fences of `text`'s documentation, with their line
-/// numbers: in `.md` files every line is documentation, in `.rs` files the
-/// `///` and `//!` lines are.
-fn example_lines(path: &Path, text: &str) -> Vec<(usize, String)> {
+/// One line of documentation: its number, its text, whether it is in a
+/// code fence (fence lines themselves count as inside), and whether it
+/// opens one.
+struct DocLine {
+    number: usize,
+    text: String,
+    in_code: bool,
+    opens: bool,
+}
+
+/// The documentation lines of `text`: in `.md` files every line, in `.rs`
+/// files the `///` and `//!` lines.
+fn doc_lines(path: &Path, text: &str) -> Vec<DocLine> {
     let markdown = path.extension().is_some_and(|e| e == "md");
     let mut inside = false;
     let mut lines = Vec::new();
@@ -57,16 +66,28 @@ fn example_lines(path: &Path, text: &str) -> Vec<(usize, String)> {
             inside = false;
             continue;
         };
-        if doc.starts_with("```") {
+        let fence = doc.starts_with("```");
+        if fence {
             inside = !inside;
-            if inside {
-                lines.push((n + 1, doc.to_owned()));
-            }
-        } else if inside {
-            lines.push((n + 1, doc.to_owned()));
         }
+        lines.push(DocLine {
+            number: n + 1,
+            text: doc.to_owned(),
+            in_code: inside || fence,
+            opens: fence && inside,
+        });
     }
     lines
+}
+
+/// The lines inside code fences, each opening fence included (it counts
+/// the examples), no closing one.
+fn example_lines(path: &Path, text: &str) -> Vec<(usize, String)> {
+    doc_lines(path, text)
+        .into_iter()
+        .filter(|line| line.in_code && (line.opens || !line.text.starts_with("```")))
+        .map(|line| (line.number, line.text))
+        .collect()
 }
 
 fn public_doc_sources() -> Vec<PathBuf> {
@@ -108,44 +129,25 @@ fn no_doc_example_names_an_internal_crate() {
     );
 }
 
-/// The documentation lines of `path` outside code fences, with their line
-/// numbers, link targets (`](..)`) taken out: what a reader sees as text.
+/// The documentation lines outside code fences, link targets (`](..)`)
+/// taken out: what a reader sees as text.
 fn prose_lines(path: &Path, text: &str) -> Vec<(usize, String)> {
-    let markdown = path.extension().is_some_and(|e| e == "md");
-    let mut inside = false;
-    let mut lines = Vec::new();
-    for (n, line) in text.lines().enumerate() {
-        let doc = if markdown {
-            Some(line.trim_start())
-        } else {
-            let t = line.trim_start();
-            t.strip_prefix("///")
-                .or_else(|| t.strip_prefix("//!"))
-                .map(str::trim_start)
-        };
-        let Some(doc) = doc else {
-            inside = false;
-            continue;
-        };
-        if doc.starts_with("```") {
-            inside = !inside;
-            continue;
-        }
-        if inside {
-            continue;
-        }
-        let mut seen = String::with_capacity(doc.len());
-        let mut rest = doc;
-        while let Some(at) = rest.find("](") {
-            seen.push_str(&rest[..at + 1]);
-            rest = rest[at + 2..]
-                .split_once(')')
-                .map_or("", |(_, after)| after);
-        }
-        seen.push_str(rest);
-        lines.push((n + 1, seen));
-    }
-    lines
+    doc_lines(path, text)
+        .into_iter()
+        .filter(|line| !line.in_code)
+        .map(|line| {
+            let mut seen = String::with_capacity(line.text.len());
+            let mut rest = line.text.as_str();
+            while let Some(at) = rest.find("](") {
+                seen.push_str(&rest[..at + 1]);
+                rest = rest[at + 2..]
+                    .split_once(')')
+                    .map_or("", |(_, after)| after);
+            }
+            seen.push_str(rest);
+            (line.number, seen)
+        })
+        .collect()
 }
 
 /// The text of the pages users read names no internal crate either: a

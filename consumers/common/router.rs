@@ -23,6 +23,30 @@ pub fn telemetry() -> (TelemetryHandle, PrometheusRenderer) {
     (telemetry, renderer)
 }
 
+/// What the router records, through the `metrics` crate named `$metrics`
+/// (0.24, or 0.23 under another name), on the bridge `$recorder`.
+#[macro_export]
+macro_rules! record_router {
+    ($metrics:ident, $recorder:expr) => {
+        $metrics::with_local_recorder($recorder, || {
+            for seconds in [0.3, 0.7] {
+                $metrics::counter!("router_requests_total", "worker" => "w1").increment(1);
+                $metrics::histogram!("router_request_duration_seconds").record(seconds);
+            }
+            $metrics::gauge!("router_workers_healthy").set(4.0);
+        })
+    };
+}
+
+/// The bridge, with the router's buckets, on `telemetry`.
+pub fn bridge(telemetry: &TelemetryHandle) -> nemo_lens::metrics_bridge::BridgeRecorder {
+    use nemo_lens::metrics_bridge::{Matcher, MetricsBridge};
+    MetricsBridge::new()
+        .set_buckets_for_metric(Matcher::Suffix("duration_seconds".into()), &[0.5, 1.0])
+        .unwrap()
+        .build(telemetry)
+}
+
 /// Checks the scrape after two requests of 0.3 s and 0.7 s to worker w1,
 /// four healthy workers.
 pub fn check(renderer: &PrometheusRenderer, facade: &str) {

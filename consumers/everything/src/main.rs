@@ -5,6 +5,7 @@
 #[path = "../../axum-openai/src/main.rs"]
 mod axum_openai;
 #[path = "../../metrics-024/src/main.rs"]
+#[macro_use]
 mod metrics_024;
 #[path = "../../otlp-tracing/src/main.rs"]
 mod otlp_tracing;
@@ -15,22 +16,9 @@ mod prometheus_frontend;
 
 /// `metrics` 0.23 beside 0.24: the one recorder serves both facades.
 fn metrics_023() {
-    use metrics_023 as metrics;
     let (telemetry, renderer) = metrics_024::router::telemetry();
-    let recorder = nemo_lens::metrics_bridge::MetricsBridge::new()
-        .set_buckets_for_metric(
-            nemo_lens::metrics_bridge::Matcher::Suffix("duration_seconds".into()),
-            &[0.5, 1.0],
-        )
-        .unwrap()
-        .build(&telemetry);
-    metrics::with_local_recorder(&recorder, || {
-        for seconds in [0.3, 0.7] {
-            metrics::counter!("router_requests_total", "worker" => "w1").increment(1);
-            metrics::histogram!("router_request_duration_seconds").record(seconds);
-        }
-        metrics::gauge!("router_workers_healthy").set(4.0);
-    });
+    let recorder = metrics_024::router::bridge(&telemetry);
+    record_router!(metrics_023, &recorder);
     metrics_024::router::check(&renderer, "metrics 0.23 beside 0.24");
     telemetry.shutdown().unwrap();
 }

@@ -45,6 +45,9 @@ pub fn main() {
         checked += 1;
     }
     assert!(checked >= 7, "{theirs}");
-    assert!(ours.contains("router_requests_total{worker=\"w1\"} 5\n"), "{ours}");
+    assert!(
+        ours.contains("router_requests_total{worker=\"w1\"} 5\n"),
+        "{ours}"
+    );
     println!("prometheus-client-registry: {checked} samples as the crate writes them");
 }

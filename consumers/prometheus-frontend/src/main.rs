@@ -4,12 +4,17 @@
 
 use nemo_lens::registry_bridge::RegistryBridge;
 use nemo_lens::testing::Capture;
-use prometheus::{Encoder, HistogramOpts, HistogramVec, IntCounterVec, IntGauge, Opts, TextEncoder};
+use prometheus::{
+    Encoder, HistogramOpts, HistogramVec, IntCounterVec, IntGauge, Opts, TextEncoder,
+};
 
 pub fn main() {
     let registry = prometheus::Registry::new();
     let requests = IntCounterVec::new(
-        Opts::new("dynamo_frontend_requests_total", "Total LLM requests processed"),
+        Opts::new(
+            "dynamo_frontend_requests_total",
+            "Total LLM requests processed",
+        ),
         &["model", "status"],
     )
     .unwrap();
@@ -49,6 +54,8 @@ pub fn main() {
     }
     assert_eq!(checked, 10, "{theirs}");
     assert!(ours.contains("dynamo_frontend_requests_total{model=\"llama\",status=\"success\"} 7\n"));
-    assert!(ours.contains("dynamo_frontend_time_to_first_token_seconds_bucket{model=\"llama\",le=\"0.5\"} 2\n"));
+    assert!(ours.contains(
+        "dynamo_frontend_time_to_first_token_seconds_bucket{model=\"llama\",le=\"0.5\"} 2\n"
+    ));
     println!("prometheus-frontend: {checked} series as the crate writes them");
 }
