@@ -289,6 +289,16 @@ mod rl_11_values {
         bench_disabled(bencher, rl_all());
     }
 
+    /// A library's `get_meter` before the application installs a provider
+    /// (this bench process installs none).
+    #[divan::bench]
+    fn no_provider(bencher: Bencher) {
+        let meter = nemo_lens::get_meter("bench.no_provider");
+        let metrics = rl_all();
+        metrics.record(&meter);
+        bencher.bench_local(|| black_box(&metrics).record(black_box(&meter)));
+    }
+
     #[divan::bench(sample_count = 200, sample_size = 1)]
     fn first_use(bencher: Bencher) {
         bench_first_use(bencher, rl_all());

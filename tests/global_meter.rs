@@ -94,3 +94,23 @@ fn get_meter_follows_the_opt_in_of_the_setup_that_installed_the_provider() {
     assert_eq!(meter.semconv_opt_in(), handle.meter.semconv_opt_in());
     handle.shutdown().unwrap();
 }
+
+/// Before a provider is installed the global one is OpenTelemetry's no-op
+/// provider: `get_meter` gives a disabled meter (a record costs what a
+/// disabled one does, and builds no set); once a provider is installed,
+/// the next call gives a meter that records.
+#[test]
+fn before_a_provider_is_installed_the_meter_is_disabled() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    global::set_meter_provider(nemo_lens::opentelemetry::metrics::noop::NoopMeterProvider::new());
+    let early = get_meter("nemo.lens");
+    assert!(!early.is_enabled());
+    RlMetrics::default().reward_mean(0.5).record(&early);
+    assert_eq!(early.cached_sets(), 0);
+
+    let (provider, exporter) = install();
+    let late = get_meter("nemo.lens");
+    assert!(late.is_enabled());
+    RlMetrics::default().reward_mean(0.75).record(&late);
+    assert_eq!(exported_reward(&provider, &exporter), Some(0.75));
+}

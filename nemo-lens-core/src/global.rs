@@ -42,6 +42,12 @@ pub(crate) fn set_semconv_opt_in(opt_in: SemconvOptIn) {
 /// installed the provider, or, when the provider was installed some other
 /// way, `OTEL_SEMCONV_STABILITY_OPT_IN` from the process environment.
 ///
+/// Before any provider is installed (OpenTelemetry's global provider is
+/// then its no-op one), the meter records nothing, at the cost of a
+/// disabled meter (`is_enabled()` is false); as with OpenTelemetry's own
+/// meters, it stays so after a provider is installed: call `get_meter`
+/// again then.
+///
 /// Calls with the same name share one instrument cache until the global
 /// provider is replaced (for example by a new
 /// [`setup_telemetry`](../nemo_lens/fn.setup_telemetry.html)); after that the
@@ -88,8 +94,21 @@ pub fn get_meter(name: impl Into<Cow<'static, str>>) -> Meter {
         .meters
         .entry(name.clone())
         .or_insert_with(|| {
+            if is_noop(&*provider) {
+                // Records on OpenTelemetry's no-op provider reach nothing:
+                // a disabled meter skips building the set and the calls
+                // (a disabled record, not the no-op SDK's per instrument).
+                return Meter::noop().with_semconv_opt_in(opt_in);
+            }
             Meter::new(provider.meter_with_scope(InstrumentationScope::builder(name).build()))
                 .with_semconv_opt_in(opt_in)
         })
         .clone()
+}
+
+/// Whether `provider` is OpenTelemetry's no-op provider, the global one
+/// until a provider is installed: the one provider with no state (zero
+/// bytes), where the SDK's and any that records hold some.
+fn is_noop(provider: &Provider) -> bool {
+    std::mem::size_of_val(provider) == 0
 }
