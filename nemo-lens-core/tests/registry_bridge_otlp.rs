@@ -302,3 +302,85 @@ fn grpc_receives_every_bridged_family() {
 fn http_receives_every_bridged_family() {
     exported(Proto::Http);
 }
+
+/// With delta temporality, a bridged counter and histogram go out as what
+/// they gained: over the run, the deltas received add up to the registry's
+/// totals, and none is negative.
+#[test]
+fn delta_exports_of_a_bridged_registry_add_up_to_its_totals() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let port = free_port();
+    let received = Received::default();
+    let _receiver = Receiver::start(Proto::Grpc, port, &received);
+    let config = otlp_config(
+        Proto::Grpc,
+        &format!("http://127.0.0.1:{port}"),
+        &[
+            ("OTEL_METRIC_EXPORT_INTERVAL", "100"),
+            ("OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE", "delta"),
+        ],
+    );
+    let telemetry = SetupOptions::new()
+        .env(EnvLookup::from_pairs::<&str, &str>([]))
+        .allow_reinit(true)
+        .probe_gpus(false)
+        .set_global(false)
+        .setup(&config, 0, 1)
+        .unwrap();
+    let frontend = prometheus::Registry::new();
+    let requests =
+        IntCounterVec::new(Opts::new("frontend_requests_total", "Requests"), &["model"]).unwrap();
+    let duration = HistogramVec::new(
+        HistogramOpts::new("frontend_duration_seconds", "Duration").buckets(vec![1.0]),
+        &["model"],
+    )
+    .unwrap();
+    frontend.register(Box::new(requests.clone())).unwrap();
+    frontend.register(Box::new(duration.clone())).unwrap();
+    RegistryBridge::new()
+        .prometheus(frontend)
+        .install(&telemetry)
+        .unwrap();
+    // Bounded: 30 rounds of recording, each seen by at least one export.
+    let (mut total, mut observed) = (0u64, 0u64);
+    for round in 1..=30u64 {
+        requests.with_label_values(&["llama"]).inc_by(round);
+        duration.with_label_values(&["llama"]).observe(0.5);
+        total += round;
+        observed += 1;
+        let before = received.count();
+        received
+            .wait_for(Duration::from_secs(10), |_| received.count() > before)
+            .expect("an export within 10 s");
+    }
+    // The last round's values in at least one more export.
+    let before = received.count();
+    received
+        .wait_for(Duration::from_secs(10), |_| received.count() > before + 1)
+        .expect("two more exports");
+    let (mut counted, mut histogram_count) = (0.0, 0u64);
+    for request in received.all() {
+        if let Some(m) = metric(&request, "frontend_requests_total") {
+            let Some(metric::Data::Sum(sum)) = &m.data else {
+                panic!("{m:?}");
+            };
+            assert_eq!(sum.aggregation_temporality, 1, "delta");
+            for point in &sum.data_points {
+                let value = number(point);
+                assert!(value >= 0.0, "a negative delta: {value}");
+                assert!(point.start_time_unix_nano < point.time_unix_nano);
+                counted += value;
+            }
+        }
+        if let Some(m) = metric(&request, "frontend_duration_seconds") {
+            let Some(metric::Data::Histogram(h)) = &m.data else {
+                panic!("{m:?}");
+            };
+            assert_eq!(h.aggregation_temporality, 1, "delta");
+            histogram_count += h.data_points.iter().map(|p| p.count).sum::<u64>();
+        }
+    }
+    assert_eq!(counted, total as f64);
+    assert_eq!(histogram_count, observed);
+    telemetry.shutdown().unwrap();
+}

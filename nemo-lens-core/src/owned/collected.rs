@@ -7,6 +7,7 @@ use std::time::SystemTime;
 
 use opentelemetry::{InstrumentationScope, KeyValue};
 
+use super::gathered::{GatheredKind, GatheredScope, GatheredValue};
 use crate::cells::ExponentialBuckets;
 use crate::ValueType;
 
@@ -136,7 +137,12 @@ struct Sent {
 pub struct Delta {
     last: HashMap<SeriesKey, Sent>,
     last_time: SystemTime,
+    /// What each gathered counter and histogram series read last, and when.
+    gathered: HashMap<GatheredKey, (GatheredValue, SystemTime)>,
 }
+
+/// A gathered series: its source's scope, family and labels.
+type GatheredKey = (String, Option<String>, String, Vec<(String, String)>);
 
 impl Delta {
     /// A reader whose first interval starts at `start`.
@@ -144,7 +150,45 @@ impl Delta {
         Delta {
             last: HashMap::new(),
             last_time: start,
+            gathered: HashMap::new(),
         }
+    }
+
+    /// The counters and histograms of families gathered from other
+    /// libraries as what each series gained since the last reading, each
+    /// with that reading's time as its start; gauges, untyped families and
+    /// summaries as they are. A value lower than the last one (the library's
+    /// process-local reset) starts over: the point is the new value, from
+    /// the last reading, never a negative delta. So the deltas of a run add
+    /// up to the library's totals.
+    pub fn apply_gathered(
+        &mut self,
+        mut scopes: Vec<GatheredScope>,
+        now: SystemTime,
+    ) -> Vec<GatheredScope> {
+        for scope in &mut scopes {
+            for family in &mut scope.families {
+                if !matches!(family.kind, GatheredKind::Counter | GatheredKind::Histogram) {
+                    continue;
+                }
+                for series in &mut family.series {
+                    let key = (
+                        scope.scope.name().to_owned(),
+                        scope.scope.version().map(str::to_owned),
+                        family.name.clone(),
+                        series.labels.clone(),
+                    );
+                    let reading = series.value.clone();
+                    if let Some((before, then)) = self.gathered.insert(key, (reading, now)) {
+                        if let Some(delta) = series.value.since(&before) {
+                            series.value = delta;
+                        }
+                        series.start = Some(then);
+                    }
+                }
+            }
+        }
+        scopes
     }
 
     /// The deltas of `scopes` (cumulative readings, extremes already reset

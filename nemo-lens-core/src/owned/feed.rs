@@ -38,8 +38,9 @@ pub struct Batch {
     pub time: Option<SystemTime>,
     /// How the values are to be read.
     pub delta: bool,
-    /// Families gathered from other libraries' registries: cumulative
-    /// whatever `delta` says, each series with its own start.
+    /// Families gathered from other libraries' registries, each series
+    /// with its own start: with `delta`, counters and histograms as what
+    /// they gained since the last export.
     pub gathered: Vec<super::GatheredScope>,
 }
 
@@ -88,20 +89,21 @@ impl Feed {
     /// Reads the registry for the export about to start, and says which
     /// instruments overflowed.
     pub(crate) fn prepare(&self) {
-        let now = SystemTime::now();
         let read = self.registry.collect(self.delta.is_some());
+        let gathered = self.registry.gather();
+        // Read after both: no series starts after the time it is sent with
+        // (a gathered series starts when it is first gathered).
+        let now = SystemTime::now();
         let batch = match &self.delta {
             Some(delta) => {
-                let (scopes, start) = delta
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .apply(read, now);
+                let mut delta = delta.lock().unwrap_or_else(PoisonError::into_inner);
+                let (scopes, start) = delta.apply(read, now);
                 Batch {
                     scopes,
                     start: Some(start),
                     time: Some(now),
                     delta: true,
-                    gathered: self.registry.gather(),
+                    gathered: delta.apply_gathered(gathered, now),
                 }
             }
             None => Batch {
@@ -109,7 +111,7 @@ impl Feed {
                 start: Some(self.registry.start_time()),
                 time: Some(now),
                 delta: false,
-                gathered: self.registry.gather(),
+                gathered,
             },
         };
         crate::export::overflow::note_owned(&batch.scopes);

@@ -86,6 +86,46 @@ pub struct GatheredSeries {
     pub overflow: bool,
 }
 
+impl GatheredValue {
+    /// What a counter or histogram gained since `before`, or `None` when
+    /// it went down (a reset: the value is then what it gained since), or
+    /// when the two readings are not of one shape.
+    pub(crate) fn since(&self, before: &GatheredValue) -> Option<GatheredValue> {
+        match (self, before) {
+            (GatheredValue::Number(now), GatheredValue::Number(then)) => {
+                (now >= then).then(|| GatheredValue::Number(now - then))
+            }
+            (
+                GatheredValue::Histogram {
+                    count,
+                    sum,
+                    buckets,
+                },
+                GatheredValue::Histogram {
+                    count: count_then,
+                    sum: sum_then,
+                    buckets: buckets_then,
+                },
+            ) => {
+                let same_bounds = buckets.len() == buckets_then.len()
+                    && buckets.iter().zip(buckets_then).all(|(a, b)| a.0 == b.0);
+                let grew = count >= count_then
+                    && buckets.iter().zip(buckets_then).all(|(a, b)| a.1 >= b.1);
+                (same_bounds && grew).then(|| GatheredValue::Histogram {
+                    count: count - count_then,
+                    sum: sum - sum_then,
+                    buckets: buckets
+                        .iter()
+                        .zip(buckets_then)
+                        .map(|(now, then)| (now.0, now.1 - then.1))
+                        .collect(),
+                })
+            }
+            _ => None,
+        }
+    }
+}
+
 impl GatheredSeries {
     /// A series with `labels` and `value`.
     pub fn new(labels: Vec<(String, String)>, value: GatheredValue) -> Self {

@@ -217,6 +217,79 @@ fn deltas_taken_while_a_thread_records_add_up_to_what_it_recorded() {
     assert_eq!((min, max), (0.0, RECORDS as f64));
 }
 
+/// A gathered family of `kind` with one series of `value`.
+fn gathered(kind: GatheredKind, value: GatheredValue) -> Vec<GatheredScope> {
+    vec![GatheredScope {
+        scope: scope(),
+        families: vec![GatheredFamily {
+            name: "worker_requests_total".to_owned(),
+            help: String::new(),
+            unit: String::new(),
+            kind,
+            series: vec![GatheredSeries::new(
+                vec![("worker".to_owned(), "w1".to_owned())],
+                value,
+            )],
+        }],
+        text: Vec::new(),
+    }]
+}
+
+fn only_value(scopes: &[GatheredScope]) -> (GatheredValue, Option<SystemTime>) {
+    let series = &scopes[0].families[0].series[0];
+    (series.value.clone(), series.start)
+}
+
+/// A gathered counter read 5, 8, then 3 (the library's process restarted
+/// its count): deltas 5, 3 and 3, never negative, adding up to what it
+/// counted (8 before the reset, 3 after), each from the reading before.
+#[test]
+fn gathered_counters_go_out_as_what_they_gained() {
+    let t0 = SystemTime::UNIX_EPOCH;
+    let at = |s: u64| t0 + Duration::from_secs(s);
+    let mut delta = Delta::new(t0);
+    let mut sent = Vec::new();
+    for (second, value) in [(1, 5.0), (2, 8.0), (3, 3.0)] {
+        let scopes = delta.apply_gathered(
+            gathered(GatheredKind::Counter, GatheredValue::Number(value)),
+            at(second),
+        );
+        sent.push(only_value(&scopes));
+    }
+    assert_eq!(
+        sent,
+        [
+            (GatheredValue::Number(5.0), None),
+            (GatheredValue::Number(3.0), Some(at(1))),
+            (GatheredValue::Number(3.0), Some(at(2))),
+        ]
+    );
+    // A gauge is a gauge: as it is.
+    let (gauge, _) = only_value(&delta.apply_gathered(
+        gathered(GatheredKind::Gauge, GatheredValue::Number(2.0)),
+        at(4),
+    ));
+    assert_eq!(gauge, GatheredValue::Number(2.0));
+}
+
+#[test]
+fn gathered_histograms_go_out_as_what_each_bucket_gained() {
+    let t0 = SystemTime::UNIX_EPOCH;
+    let mut delta = Delta::new(t0);
+    let reading = |count, sum, low, high| GatheredValue::Histogram {
+        count,
+        sum,
+        buckets: vec![(0.5, low), (1.0, high)],
+    };
+    delta.apply_gathered(gathered(GatheredKind::Histogram, reading(2, 0.9, 1, 2)), t0);
+    let (second, start) = only_value(&delta.apply_gathered(
+        gathered(GatheredKind::Histogram, reading(5, 3.4, 2, 4)),
+        t0 + Duration::from_secs(1),
+    ));
+    assert_eq!(second, reading(3, 2.5, 1, 2));
+    assert_eq!(start, Some(t0));
+}
+
 #[test]
 fn a_series_without_observations_is_not_exported() {
     let registry = Registry::new();

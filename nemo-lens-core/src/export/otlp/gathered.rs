@@ -1,9 +1,10 @@
 //! Families gathered from other libraries' registries as OTLP metrics:
-//! counters as monotonic cumulative sums, gauges and untyped families as
-//! gauges, histograms as cumulative explicit-bucket histograms and
-//! summaries as summaries. Cumulative whatever the exporter's temporality,
-//! since the library keeps only running totals; each series starts when
-//! nemo-lens first gathered it.
+//! counters as monotonic sums, gauges and untyped families as gauges,
+//! histograms as explicit-bucket histograms and summaries as summaries.
+//! Cumulative, each series from when nemo-lens first gathered it; for a
+//! delta exporter, counters and histograms come already turned into what
+//! they gained since the last export (`owned::Delta::apply_gathered`) and go
+//! out as deltas.
 
 use opentelemetry_proto::tonic::common::v1::KeyValue;
 use opentelemetry_proto::tonic::metrics::v1::{
@@ -16,19 +17,24 @@ use super::owned::nanos;
 use crate::export::overflow::OVERFLOW_ATTRIBUTE;
 use crate::owned::{GatheredKind, GatheredScope, GatheredSeries, GatheredValue};
 
-/// The metrics of one source, read at `time`. A family whose name the SDK
-/// would refuse even after the metrics bridge's renaming is left out.
-pub(super) fn metrics(source: &GatheredScope, time: u64) -> Vec<Metric> {
+/// The metrics of one source, read at `time`, counters and histograms as
+/// deltas with `delta`. A family whose name the SDK would refuse even after
+/// the metrics bridge's renaming is left out.
+pub(super) fn metrics(source: &GatheredScope, time: u64, delta: bool) -> Vec<Metric> {
+    let temporality = if delta {
+        AggregationTemporality::Delta
+    } else {
+        AggregationTemporality::Cumulative
+    } as i32;
     source
         .families
         .iter()
         .filter_map(|family| {
             let name = crate::export::bridge::otel_name(&family.name)?;
-            let cumulative = AggregationTemporality::Cumulative as i32;
             let data = match family.kind {
                 GatheredKind::Counter => Data::Sum(Sum {
                     data_points: numbers(&family.series, time),
-                    aggregation_temporality: cumulative,
+                    aggregation_temporality: temporality,
                     is_monotonic: true,
                 }),
                 GatheredKind::Gauge | GatheredKind::Untyped => Data::Gauge(Gauge {
@@ -40,7 +46,7 @@ pub(super) fn metrics(source: &GatheredScope, time: u64) -> Vec<Metric> {
                         .iter()
                         .filter_map(|series| histogram(series, time))
                         .collect(),
-                    aggregation_temporality: cumulative,
+                    aggregation_temporality: temporality,
                 }),
                 GatheredKind::Summary => Data::Summary(Summary {
                     data_points: family
@@ -171,7 +177,7 @@ mod tests {
                 buckets: vec![(0.1, 2), (1.0, 7)],
             },
         );
-        let metrics = metrics(&source, 99);
+        let metrics = metrics(&source, 99, false);
         assert_eq!(metrics[0].name, "dynamo.latency_seconds");
         assert_eq!(metrics[0].unit, "s");
         let Some(Data::Histogram(h)) = &metrics[0].data else {
@@ -188,7 +194,11 @@ mod tests {
 
     #[test]
     fn counters_are_monotonic_cumulative_sums() {
-        let metrics = metrics(&scope(GatheredKind::Counter, GatheredValue::Number(3.0)), 1);
+        let metrics = metrics(
+            &scope(GatheredKind::Counter, GatheredValue::Number(3.0)),
+            1,
+            false,
+        );
         let Some(Data::Sum(sum)) = &metrics[0].data else {
             panic!("not a sum");
         };
@@ -198,6 +208,44 @@ mod tests {
             sum.data_points[0].value,
             Some(number_data_point::Value::AsDouble(3.0))
         );
+    }
+
+    /// For a delta exporter, counters and histograms (already turned into
+    /// what they gained) are marked delta; gauges stay gauges.
+    #[test]
+    fn a_delta_export_marks_counters_and_histograms_delta() {
+        let counter = metrics(
+            &scope(GatheredKind::Counter, GatheredValue::Number(3.0)),
+            1,
+            true,
+        );
+        let Some(Data::Sum(sum)) = &counter[0].data else {
+            panic!("not a sum");
+        };
+        assert_eq!(
+            sum.aggregation_temporality,
+            AggregationTemporality::Delta as i32
+        );
+        assert!(sum.is_monotonic);
+        let histogram = GatheredValue::Histogram {
+            count: 1,
+            sum: 0.5,
+            buckets: vec![(1.0, 1)],
+        };
+        let histogram = metrics(&scope(GatheredKind::Histogram, histogram), 1, true);
+        let Some(Data::Histogram(h)) = &histogram[0].data else {
+            panic!("not a histogram");
+        };
+        assert_eq!(
+            h.aggregation_temporality,
+            AggregationTemporality::Delta as i32
+        );
+        let gauge = metrics(
+            &scope(GatheredKind::Gauge, GatheredValue::Number(3.0)),
+            1,
+            true,
+        );
+        assert!(matches!(gauge[0].data, Some(Data::Gauge(_))));
     }
 
     #[test]
@@ -212,6 +260,7 @@ mod tests {
                 },
             ),
             1,
+            false,
         );
         let Some(Data::Summary(summary)) = &metrics[0].data else {
             panic!("not a summary");

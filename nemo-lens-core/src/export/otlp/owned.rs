@@ -41,7 +41,7 @@ pub(super) fn merge(request: &mut ExportMetricsServiceRequest, batch: &Batch) {
         add(&mut resource.scope_metrics, &owned.scope, metrics);
     }
     for source in &batch.gathered {
-        let metrics = gathered::metrics(source, time);
+        let metrics = gathered::metrics(source, time, batch.delta);
         add(
             &mut resource.scope_metrics,
             &source.scope,
