@@ -11,7 +11,6 @@ use std::time::Duration;
 
 use metrics::{counter, describe_counter, describe_histogram, gauge, histogram, Unit};
 use nemo_lens::metrics_bridge::{Matcher, MetricsBridge};
-use nemo_lens_core::telemetry::{EnvLookup, SetupOptions};
 use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
 use opentelemetry_proto::tonic::common::v1::KeyValue;
 use opentelemetry_proto::tonic::metrics::v1::{metric, number_data_point, Metric};
@@ -63,18 +62,7 @@ fn exported(proto: Proto) {
     let port = free_port();
     let received = Received::default();
     let _receiver = Receiver::start(proto, port, &received);
-    let config = otlp_config(
-        proto,
-        &format!("http://127.0.0.1:{port}"),
-        &[("OTEL_METRIC_EXPORT_INTERVAL", "200")],
-    );
-    let telemetry = SetupOptions::new()
-        .env(EnvLookup::from_pairs::<&str, &str>([]))
-        .allow_reinit(true)
-        .probe_gpus(false)
-        .set_global(false)
-        .setup(&config, 0, 1)
-        .unwrap();
+    let telemetry = otlp_telemetry(proto, port, &[("OTEL_METRIC_EXPORT_INTERVAL", "200")]);
     let recorder = MetricsBridge::new()
         .set_buckets_for_metric(Matcher::Suffix("duration".into()), &BUCKETS)
         .unwrap()
@@ -158,4 +146,42 @@ fn grpc_receives_every_bridged_series() {
 #[test]
 fn http_receives_every_bridged_series() {
     exported(Proto::Http);
+}
+
+/// With delta temporality, the bridge's counters and histograms go out as
+/// what they gained: over the run, the deltas add up to what was recorded.
+#[test]
+fn delta_exports_of_bridged_series_add_up_to_what_was_recorded() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let port = free_port();
+    let received = Received::default();
+    let _receiver = Receiver::start(Proto::Grpc, port, &received);
+    let telemetry = otlp_telemetry(
+        Proto::Grpc,
+        port,
+        &[
+            ("OTEL_METRIC_EXPORT_INTERVAL", "100"),
+            ("OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE", "delta"),
+        ],
+    );
+    let recorder = MetricsBridge::new()
+        .set_buckets_for_metric(Matcher::Suffix("duration".into()), &BUCKETS)
+        .unwrap()
+        .build(&telemetry);
+    // Bounded: 20 rounds, each followed by an export.
+    let (mut total, mut recorded) = (0u64, 0u64);
+    for round in 1..=20u64 {
+        metrics::with_local_recorder(&recorder, || {
+            counter!("router_requests_total").increment(round);
+            histogram!("router_duration").record(0.3);
+        });
+        total += round;
+        recorded += 1;
+        next_export(&received);
+    }
+    telemetry.shutdown().unwrap();
+    let (counted, histogram_count) =
+        delta_totals(&received, "router_requests_total", "router_duration");
+    assert_eq!(counted, total as f64);
+    assert_eq!(histogram_count, recorded);
 }

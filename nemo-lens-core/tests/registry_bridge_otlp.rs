@@ -12,7 +12,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use nemo_lens::registry_bridge::{RegistryBridge, LIBRARY_ATTRIBUTE, SCOPE};
-use nemo_lens_core::telemetry::{EnvLookup, SetupOptions};
 use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
 use opentelemetry_proto::tonic::metrics::v1::{metric, number_data_point, Metric, NumberDataPoint};
 use prometheus::{Gauge, HistogramOpts, HistogramVec, IntCounterVec, Opts};
@@ -139,18 +138,7 @@ fn exported(proto: Proto) {
     let port = free_port();
     let received = Received::default();
     let _receiver = Receiver::start(proto, port, &received);
-    let config = otlp_config(
-        proto,
-        &format!("http://127.0.0.1:{port}"),
-        &[("OTEL_METRIC_EXPORT_INTERVAL", "200")],
-    );
-    let telemetry = SetupOptions::new()
-        .env(EnvLookup::from_pairs::<&str, &str>([]))
-        .allow_reinit(true)
-        .probe_gpus(false)
-        .set_global(false)
-        .setup(&config, 0, 1)
-        .unwrap();
+    let telemetry = otlp_telemetry(proto, port, &[("OTEL_METRIC_EXPORT_INTERVAL", "200")]);
 
     // A registry shaped like Dynamo's frontend (the `prometheus` crate).
     let frontend = prometheus::Registry::new();
@@ -312,21 +300,14 @@ fn delta_exports_of_a_bridged_registry_add_up_to_its_totals() {
     let port = free_port();
     let received = Received::default();
     let _receiver = Receiver::start(Proto::Grpc, port, &received);
-    let config = otlp_config(
+    let telemetry = otlp_telemetry(
         Proto::Grpc,
-        &format!("http://127.0.0.1:{port}"),
+        port,
         &[
             ("OTEL_METRIC_EXPORT_INTERVAL", "100"),
             ("OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE", "delta"),
         ],
     );
-    let telemetry = SetupOptions::new()
-        .env(EnvLookup::from_pairs::<&str, &str>([]))
-        .allow_reinit(true)
-        .probe_gpus(false)
-        .set_global(false)
-        .setup(&config, 0, 1)
-        .unwrap();
     let frontend = prometheus::Registry::new();
     let requests =
         IntCounterVec::new(Opts::new("frontend_requests_total", "Requests"), &["model"]).unwrap();
@@ -348,38 +329,18 @@ fn delta_exports_of_a_bridged_registry_add_up_to_its_totals() {
         duration.with_label_values(&["llama"]).observe(0.5);
         total += round;
         observed += 1;
-        let before = received.count();
-        received
-            .wait_for(Duration::from_secs(10), |_| received.count() > before)
-            .expect("an export within 10 s");
+        next_export(&received);
     }
     // The last round's values in at least one more export.
     let before = received.count();
     received
         .wait_for(Duration::from_secs(10), |_| received.count() > before + 1)
         .expect("two more exports");
-    let (mut counted, mut histogram_count) = (0.0, 0u64);
-    for request in received.all() {
-        if let Some(m) = metric(&request, "frontend_requests_total") {
-            let Some(metric::Data::Sum(sum)) = &m.data else {
-                panic!("{m:?}");
-            };
-            assert_eq!(sum.aggregation_temporality, 1, "delta");
-            for point in &sum.data_points {
-                let value = number(point);
-                assert!(value >= 0.0, "a negative delta: {value}");
-                assert!(point.start_time_unix_nano < point.time_unix_nano);
-                counted += value;
-            }
-        }
-        if let Some(m) = metric(&request, "frontend_duration_seconds") {
-            let Some(metric::Data::Histogram(h)) = &m.data else {
-                panic!("{m:?}");
-            };
-            assert_eq!(h.aggregation_temporality, 1, "delta");
-            histogram_count += h.data_points.iter().map(|p| p.count).sum::<u64>();
-        }
-    }
+    let (counted, histogram_count) = delta_totals(
+        &received,
+        "frontend_requests_total",
+        "frontend_duration_seconds",
+    );
     assert_eq!(counted, total as f64);
     assert_eq!(histogram_count, observed);
     telemetry.shutdown().unwrap();

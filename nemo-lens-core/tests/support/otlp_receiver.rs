@@ -490,6 +490,24 @@ pub fn otlp_config(
     .unwrap()
 }
 
+/// Telemetry exporting over `proto` to a receiver on 127.0.0.1:`port`,
+/// configured with `extra` and nothing from the process environment, beside
+/// any other telemetry of the test process.
+pub fn otlp_telemetry(
+    proto: Proto,
+    port: u16,
+    extra: &[(&str, &str)],
+) -> nemo_lens_core::TelemetryHandle {
+    let config = otlp_config(proto, &format!("http://127.0.0.1:{port}"), extra);
+    nemo_lens_core::telemetry::SetupOptions::new()
+        .env(nemo_lens_core::telemetry::EnvLookup::from_pairs::<&str, &str>([]))
+        .allow_reinit(true)
+        .probe_gpus(false)
+        .set_global(false)
+        .setup(&config, 0, 1)
+        .unwrap()
+}
+
 /// A receiver of either transport, started and stopped alike.
 pub enum Receiver {
     Grpc(GrpcReceiver),
@@ -643,4 +661,45 @@ pub fn attrs(kvs: &[opentelemetry_proto::tonic::common::v1::KeyValue]) -> Vec<(S
 /// The total of the integer sum called `name`, or `None` when absent.
 pub fn int_total(request: &ExportMetricsServiceRequest, name: &str) -> Option<i64> {
     metric(request, name).map(|m| int_sum_points(m).iter().map(|(_, v)| v).sum())
+}
+
+/// Waits (10 s at most) for one more request than `received` has now.
+pub fn next_export(received: &Received) {
+    let before = received.count();
+    received
+        .wait_for(Duration::from_secs(10), |_| received.count() > before)
+        .expect("an export within 10 s");
+}
+
+/// Over every request received: the sum of the delta points of counter
+/// `counter` and the count of those of histogram `histogram`, each checked
+/// to be delta and no point negative.
+pub fn delta_totals(received: &Received, counter: &str, histogram: &str) -> (f64, u64) {
+    let (mut counted, mut histogram_count) = (0.0, 0u64);
+    for request in received.all() {
+        if let Some(m) = metric(&request, counter) {
+            let Some(metric::Data::Sum(sum)) = &m.data else {
+                panic!("{m:?}");
+            };
+            assert_eq!(sum.aggregation_temporality, 1, "{counter}: delta");
+            for point in &sum.data_points {
+                let value = match point.value {
+                    Some(number_data_point::Value::AsDouble(d)) => d,
+                    Some(number_data_point::Value::AsInt(i)) => i as f64,
+                    None => f64::NAN,
+                };
+                assert!(value >= 0.0, "{counter}: a negative delta {value}");
+                assert!(point.start_time_unix_nano < point.time_unix_nano);
+                counted += value;
+            }
+        }
+        if let Some(m) = metric(&request, histogram) {
+            let Some(metric::Data::Histogram(h)) = &m.data else {
+                panic!("{m:?}");
+            };
+            assert_eq!(h.aggregation_temporality, 1, "{histogram}: delta");
+            histogram_count += h.data_points.iter().map(|p| p.count).sum::<u64>();
+        }
+    }
+    (counted, histogram_count)
 }
