@@ -3,6 +3,8 @@
 # missing and when this machine can:
 #  - Debian's prometheus package (prometheus 2.42 and promtool), with apt-get
 #    (as root, or through sudo);
+#  - protoc (Debian's protobuf-compiler), for a consumer crate that builds
+#    prometheus-client with its `protobuf` feature;
 #  - NVIDIA's aiperf, pinned, from PyPI into a venv under the target
 #    directory, and the offline tokenizer it is run with.
 # Prints nothing when everything is there already. What it cannot install it
@@ -29,6 +31,16 @@ if ! command -v prometheus >/dev/null 2>&1 || ! command -v promtool >/dev/null 2
         apt_install prometheus
     else
         echo "deps: prometheus and promtool are missing and there is no apt-get (or sudo) to install Debian's package" >&2
+    fi
+fi
+# protoc, which prometheus-client's `protobuf` feature builds with
+# (consumers/prometheus-client-protobuf).
+if ! command -v protoc >/dev/null 2>&1; then
+    if can_apt; then
+        echo "deps: installing protoc (protobuf-compiler)" >&2
+        apt_install protobuf-compiler
+    else
+        echo "deps: protoc is missing and there is no apt-get (or sudo) to install protobuf-compiler" >&2
     fi
 fi
 # The Debian package may start a system service on :9090; the tests run

@@ -729,3 +729,49 @@ fn a_registry_installed_twice_is_exported_once() {
     assert_eq!(family.metric.len(), requests.len());
     telemetry.shutdown().unwrap();
 }
+
+/// A bridged family with the Prometheus name of a nemo-lens instrument's
+/// family: the instrument's is exported, the bridged one left out, on text
+/// and protobuf alike (and over OTLP: nemo-lens-core's
+/// `registry_bridge_otlp`).
+#[test]
+fn a_bridged_family_never_shadows_a_nemo_lens_instrument() {
+    let _turn = SERIAL.lock().unwrap_or_else(PoisonError::into_inner);
+    let (telemetry, port) = serving(&[("NEMO_LENS_PROMETHEUS_RESOURCE_LABELS", "none")]);
+    telemetry
+        .meter
+        .u64_counter("dynamo.frontend.requests")
+        .build()
+        .add(
+            2,
+            &[nemo_lens::opentelemetry::KeyValue::new(
+                "source",
+                "nemo-lens",
+            )],
+        );
+    RegistryBridge::new()
+        .prometheus(prometheus_registry())
+        .install(&telemetry)
+        .unwrap();
+    let text = scrape(port);
+    let requests: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("dynamo_frontend_requests_total"))
+        .collect();
+    assert_eq!(requests.len(), 1, "{text}");
+    assert!(requests[0].contains("source=\"nemo-lens\""), "{text}");
+    assert!(requests[0].ends_with(" 2"), "{text}");
+    // The registry's other families are served.
+    assert!(text.contains("# TYPE dynamo_frontend_inflight_requests gauge\n"));
+    let decoded = scrape_protobuf(port);
+    let family = decoded
+        .iter()
+        .find(|f| f.name == "dynamo_frontend_requests_total")
+        .unwrap();
+    assert_eq!(family.metric.len(), 1);
+    assert!(family.metric[0]
+        .label
+        .iter()
+        .any(|l| l.name == "source" && l.value == "nemo-lens"));
+    telemetry.shutdown().unwrap();
+}

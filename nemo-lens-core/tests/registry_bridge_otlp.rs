@@ -345,3 +345,45 @@ fn delta_exports_of_a_bridged_registry_add_up_to_its_totals() {
     assert_eq!(histogram_count, observed);
     telemetry.shutdown().unwrap();
 }
+
+/// A bridged family with the Prometheus name of a nemo-lens instrument's
+/// family is left out over OTLP too, as on a scrape: the instrument's is
+/// sent, the registry's other families as well.
+#[test]
+fn a_bridged_family_never_shadows_a_nemo_lens_instrument_over_otlp() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let port = free_port();
+    let received = Received::default();
+    let _receiver = Receiver::start(Proto::Grpc, port, &received);
+    let telemetry = otlp_telemetry(Proto::Grpc, port, &[("OTEL_METRIC_EXPORT_INTERVAL", "100")]);
+    telemetry
+        .meter
+        .u64_counter("dynamo.frontend.requests")
+        .build()
+        .add(2, &[]);
+    let frontend = prometheus::Registry::new();
+    let requests = IntCounterVec::new(
+        Opts::new("dynamo_frontend_requests_total", "Requests"),
+        &["model"],
+    )
+    .unwrap();
+    let inflight = Gauge::new("dynamo_frontend_inflight_requests", "In flight").unwrap();
+    frontend.register(Box::new(requests.clone())).unwrap();
+    frontend.register(Box::new(inflight.clone())).unwrap();
+    requests.with_label_values(&["llama"]).inc_by(5);
+    inflight.set(1.0);
+    RegistryBridge::new()
+        .prometheus(frontend)
+        .install(&telemetry)
+        .unwrap();
+    let request = received
+        .wait_for(Duration::from_secs(20), |request| {
+            metric(request, "dynamo.frontend.requests").is_some()
+                && metric(request, "dynamo_frontend_inflight_requests").is_some()
+        })
+        .expect("the instrument and the registry's gauge");
+    assert!(metric(&request, "dynamo_frontend_requests_total").is_none());
+    let own = metric(&request, "dynamo.frontend.requests").unwrap();
+    assert_eq!(number(&sum_points(own)[0]), 2.0);
+    telemetry.shutdown().unwrap();
+}

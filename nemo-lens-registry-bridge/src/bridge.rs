@@ -82,7 +82,9 @@ impl RegistryBridge {
     /// registries give (the same registry installed twice, or one name
     /// registered in two) is exported once, from the registry installed
     /// first, on the Prometheus endpoint (text and protobuf) and over OTLP
-    /// alike; a warning names it once.
+    /// alike; a warning names it once. A family with the Prometheus name of
+    /// one of nemo-lens's own instruments (a derived set, the metrics
+    /// bridge) is left out the same way: the instrument's is exported.
     ///
     /// # Errors
     ///

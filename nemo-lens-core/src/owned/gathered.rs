@@ -310,6 +310,30 @@ pub(super) fn once(scopes: &mut [GatheredScope], repeated: &mut std::collections
     }
 }
 
+/// Says once per name that a bridged family is left out because one of
+/// nemo-lens's own instruments (or the metrics bridge's) exports that
+/// Prometheus name: the instrument's is exported, the same rule on text,
+/// protobuf and OTLP.
+pub(crate) fn warn_shadowed(name: &str) {
+    static SAID: std::sync::Mutex<Option<std::collections::HashSet<String>>> =
+        std::sync::Mutex::new(None);
+    let first = SAID
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .get_or_insert_with(Default::default)
+        .insert(name.to_owned());
+    if first {
+        crate::warnings::emit(crate::warnings::Warning::NameConflict, || {
+            tracing::warn!(
+                target: "nemo_lens",
+                family = %name,
+                "the bridged family {name} has the name of a nemo-lens instrument's family: \
+                 the instrument's is exported and the bridged one left out; rename one of them"
+            )
+        });
+    }
+}
+
 impl Gathering {
     /// Whether family `name` of source `source`, with `series` series now,
     /// is within `limit` and never went past it (so it needs no overflow

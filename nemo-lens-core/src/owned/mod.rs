@@ -29,6 +29,7 @@ mod series;
 pub use collected::{Delta, ExponentialPoint, HistogramPoint, OwnedData, OwnedMetric, OwnedScope};
 pub(crate) use feed::{keep_exports_coming, Feed};
 pub use feed::{Batch, Pending, KEEPALIVE_SCOPE};
+pub(crate) use gathered::warn_shadowed;
 pub use gathered::{
     Gather, GatheredFamily, GatheredKind, GatheredScope, GatheredSeries, GatheredValue, TextBlock,
 };

@@ -326,6 +326,12 @@ fn add_gathered(
         families.extend(scope.families);
     }
     for mut family in families {
+        // Every family in `by_name` so far is nemo-lens's own (SDK, cells
+        // or the metrics bridge): it keeps its name.
+        if by_name.contains_key(&family.name) {
+            crate::owned::warn_shadowed(&family.name);
+            continue;
+        }
         let kind = kind_of(family.kind);
         let help = std::mem::take(&mut family.help);
         let Some(help) = known.help(&family.name, kind, false, || help, &|_| None) else {
@@ -381,9 +387,8 @@ fn add_gathered(
 }
 
 /// Families gathered as text, copied with the resource labels added. A
-/// name already taken by a family of another type is left out (with the
-/// warning), and one taken by a family of the same type too, since one
-/// name cannot have two `TYPE` lines.
+/// name a nemo-lens instrument's family already has is left out (with the
+/// warning), whatever its type, as on protobuf and OTLP.
 fn add_text(
     by_name: &mut BTreeMap<String, Family>,
     blocks: Vec<crate::owned::TextBlock>,
@@ -410,7 +415,7 @@ fn add_text(
             continue;
         }
         if by_name.contains_key(&block.name) {
-            warn_type_conflict(&block.name);
+            crate::owned::warn_shadowed(&block.name);
             continue;
         }
         let mut raw = String::with_capacity(block.text.len() + block.text.len() / 2);

@@ -6,6 +6,8 @@
 //! they gained since the last export (`owned::Delta::apply_gathered`) and go
 //! out as deltas.
 
+use std::collections::HashSet;
+
 use opentelemetry_proto::tonic::common::v1::KeyValue;
 use opentelemetry_proto::tonic::metrics::v1::{
     metric::Data, number_data_point, summary_data_point::ValueAtQuantile, AggregationTemporality,
@@ -19,8 +21,15 @@ use crate::owned::{GatheredKind, GatheredScope, GatheredSeries, GatheredValue};
 
 /// The metrics of one source, read at `time`, counters and histograms as
 /// deltas with `delta`. A family whose name the SDK would refuse even after
-/// the metrics bridge's renaming is left out.
-pub(super) fn metrics(source: &GatheredScope, time: u64, delta: bool) -> Vec<Metric> {
+/// the metrics bridge's renaming is left out, and so is one whose name is
+/// among `taken` (the Prometheus names of nemo-lens's own metrics), with
+/// the warning a scrape gives.
+pub(super) fn metrics(
+    source: &GatheredScope,
+    time: u64,
+    delta: bool,
+    taken: &HashSet<String>,
+) -> Vec<Metric> {
     let temporality = if delta {
         AggregationTemporality::Delta
     } else {
@@ -30,6 +39,10 @@ pub(super) fn metrics(source: &GatheredScope, time: u64, delta: bool) -> Vec<Met
         .families
         .iter()
         .filter_map(|family| {
+            if taken.contains(&family.name) {
+                crate::owned::warn_shadowed(&family.name);
+                return None;
+            }
             let name = crate::export::bridge::otel_name(&family.name)?;
             let data = match family.kind {
                 GatheredKind::Counter => Data::Sum(Sum {
@@ -177,7 +190,7 @@ mod tests {
                 buckets: vec![(0.1, 2), (1.0, 7)],
             },
         );
-        let metrics = metrics(&source, 99, false);
+        let metrics = metrics(&source, 99, false, &HashSet::new());
         assert_eq!(metrics[0].name, "dynamo.latency_seconds");
         assert_eq!(metrics[0].unit, "s");
         let Some(Data::Histogram(h)) = &metrics[0].data else {
@@ -198,6 +211,7 @@ mod tests {
             &scope(GatheredKind::Counter, GatheredValue::Number(3.0)),
             1,
             false,
+            &HashSet::new(),
         );
         let Some(Data::Sum(sum)) = &metrics[0].data else {
             panic!("not a sum");
@@ -218,6 +232,7 @@ mod tests {
             &scope(GatheredKind::Counter, GatheredValue::Number(3.0)),
             1,
             true,
+            &HashSet::new(),
         );
         let Some(Data::Sum(sum)) = &counter[0].data else {
             panic!("not a sum");
@@ -232,7 +247,12 @@ mod tests {
             sum: 0.5,
             buckets: vec![(1.0, 1)],
         };
-        let histogram = metrics(&scope(GatheredKind::Histogram, histogram), 1, true);
+        let histogram = metrics(
+            &scope(GatheredKind::Histogram, histogram),
+            1,
+            true,
+            &HashSet::new(),
+        );
         let Some(Data::Histogram(h)) = &histogram[0].data else {
             panic!("not a histogram");
         };
@@ -244,6 +264,7 @@ mod tests {
             &scope(GatheredKind::Gauge, GatheredValue::Number(3.0)),
             1,
             true,
+            &HashSet::new(),
         );
         assert!(matches!(gauge[0].data, Some(Data::Gauge(_))));
     }
@@ -261,6 +282,7 @@ mod tests {
             ),
             1,
             false,
+            &HashSet::new(),
         );
         let Some(Data::Summary(summary)) = &metrics[0].data else {
             panic!("not a summary");

@@ -40,14 +40,39 @@ pub(super) fn merge(request: &mut ExportMetricsServiceRequest, batch: &Batch) {
             .map(|metric| histogram(metric, start, time, temporality));
         add(&mut resource.scope_metrics, &owned.scope, metrics);
     }
+    // The Prometheus names of nemo-lens's own metrics in this request: a
+    // bridged family of one of those names is left out, as on a scrape.
+    let own: std::collections::HashSet<String> = resource
+        .scope_metrics
+        .iter()
+        .flat_map(|scope| {
+            let bridged = scope
+                .scope
+                .as_ref()
+                .is_some_and(|s| s.name == crate::export::bridge::SCOPE);
+            scope
+                .metrics
+                .iter()
+                .map(move |m| prometheus_family(m, bridged))
+        })
+        .collect();
     for source in &batch.gathered {
-        let metrics = gathered::metrics(source, time, batch.delta);
+        let metrics = gathered::metrics(source, time, batch.delta, &own);
         add(
             &mut resource.scope_metrics,
             &source.scope,
             metrics.into_iter(),
         );
     }
+}
+
+/// The family a metric of the request has on a Prometheus endpoint.
+fn prometheus_family(metric: &Metric, bridged: bool) -> String {
+    if bridged {
+        return crate::export::bridge::prometheus_name(&metric.name);
+    }
+    let counter = matches!(&metric.data, Some(Data::Sum(sum)) if sum.is_monotonic);
+    nemo_lens_naming::rules::prometheus_family(&metric.name, &metric.unit, counter)
 }
 
 /// Adds `metrics` to the scope `scope` of `scopes`, which it makes when
