@@ -5,44 +5,13 @@
 
 mod support;
 
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use nemo_lens::instruments::gym::unreleased::ProcessSampler;
 use nemo_lens::Meter;
+use support::messages::Messages;
 use support::Harness;
-
-/// Keeps the messages of `nemo_lens` events.
-#[derive(Clone, Default)]
-struct Messages(Arc<Mutex<Vec<String>>>);
-
-impl tracing::Subscriber for Messages {
-    fn enabled(&self, metadata: &tracing::Metadata<'_>) -> bool {
-        metadata.target() == "nemo_lens"
-    }
-    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
-        tracing::span::Id::from_u64(1)
-    }
-    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
-    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
-    fn event(&self, event: &tracing::Event<'_>) {
-        struct Message<'a>(&'a mut String);
-        impl tracing::field::Visit for Message<'_> {
-            fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
-                if field.name() == "message" {
-                    *self.0 = format!("{value:?}");
-                }
-            }
-        }
-        let mut text = format!("{} ", event.metadata().level());
-        let mut message = String::new();
-        event.record(&mut Message(&mut message));
-        text.push_str(&message);
-        self.0.lock().unwrap().push(text);
-    }
-    fn enter(&self, _: &tracing::span::Id) {}
-    fn exit(&self, _: &tracing::span::Id) {}
-}
 
 /// The subscriber every test installs before starting a sampler, so no
 /// sampler thread speaks before it listens.
@@ -92,7 +61,7 @@ fn cpu_is_sampled_and_absent_gpus_are_said_once_at_debug() {
         .into_iter()
         .filter(|p| p.name.starts_with("gym.process.gpu."))
         .collect();
-    let said: Vec<String> = messages.0.lock().unwrap().clone();
+    let said: Vec<String> = messages.said();
     let gpu_lines: Vec<&String> = said
         .iter()
         .filter(|m| m.contains("GPU gauges are not recorded"))

@@ -7,6 +7,10 @@
 
 use std::process::Command;
 
+mod support;
+
+use support::messages::Messages;
+
 use nemo_lens::instruments::gym::GymMetrics;
 use nemo_lens::instruments::rl::RlMetrics;
 use nemo_lens::opentelemetry::KeyValue;
@@ -66,42 +70,10 @@ fn each_kind_of_warning_reaches_stderr_once_without_a_subscriber() {
 fn a_required_attribute_left_unset_is_named_once() {
     use nemo_lens::instruments::gym::{ConnectionPoolQueue, SandboxExec};
     use nemo_lens::testing::Capture;
-    use std::sync::{Arc, Mutex};
 
-    struct Messages(Arc<Mutex<Vec<String>>>);
-    impl tracing::Subscriber for Messages {
-        fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
-            true
-        }
-        fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
-            tracing::span::Id::from_u64(1)
-        }
-        fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
-        fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
-        fn event(&self, event: &tracing::Event<'_>) {
-            struct Message<'a>(&'a mut String);
-            impl tracing::field::Visit for Message<'_> {
-                fn record_debug(
-                    &mut self,
-                    field: &tracing::field::Field,
-                    value: &dyn std::fmt::Debug,
-                ) {
-                    if field.name() == "message" {
-                        *self.0 = format!("{value:?}");
-                    }
-                }
-            }
-            let mut message = String::new();
-            event.record(&mut Message(&mut message));
-            self.0.lock().unwrap().push(message);
-        }
-        fn enter(&self, _: &tracing::span::Id) {}
-        fn exit(&self, _: &tracing::span::Id) {}
-    }
-
-    let messages = Arc::new(Mutex::new(Vec::new()));
+    let messages = Messages::default();
     let capture = Capture::new();
-    tracing::subscriber::with_default(Messages(Arc::clone(&messages)), || {
+    tracing::subscriber::with_default(messages.clone(), || {
         for _ in 0..3 {
             SandboxExec {
                 duration: Some(std::time::Duration::from_millis(5)),
@@ -117,14 +89,13 @@ fn a_required_attribute_left_unset_is_named_once() {
             .start(capture.meter())
             .finish();
     });
-    let messages = messages.lock().unwrap();
     assert_eq!(
-        *messages,
+        messages.said(),
         [
-            "SandboxExec was recorded without nemo.gym.sandbox.provider, which it needs: set it \
+            "WARN SandboxExec was recorded without nemo.gym.sandbox.provider, which it needs: set it \
              with `.provider(..)` (this record and any other without it go out without the \
              label; said once)",
-            "ConnectionPoolQueue was recorded without nemo.gym.http.destination.server.name, \
+            "WARN ConnectionPoolQueue was recorded without nemo.gym.http.destination.server.name, \
              which it needs: set it with `.destination(..)` (this record and any other without \
              it go out without the label; said once)",
         ]

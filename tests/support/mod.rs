@@ -3,6 +3,7 @@
 
 #![allow(dead_code)] // each test binary uses a different part
 
+pub mod messages;
 pub mod servers;
 
 use std::collections::BTreeMap;
