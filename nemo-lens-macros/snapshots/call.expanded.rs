@@ -107,7 +107,7 @@ const _: () = {
                 .with_unit("By")
                 .build();
             CallSet {
-                __bound: ::nemo_lens::__private::BoundMap::new(),
+                __bound: ::nemo_lens::__private::BoundMap::for_meter(meter),
                 __i0,
                 __i1,
                 __warnings: ::nemo_lens::__private::DropWarnings::new(),

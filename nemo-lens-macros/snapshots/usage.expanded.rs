@@ -116,7 +116,7 @@ const _: () = {
                 ::nemo_lens::__private::None
             };
             UsageSet {
-                __bound: ::nemo_lens::__private::BoundMap::new(),
+                __bound: ::nemo_lens::__private::BoundMap::for_meter(meter),
                 __i0,
                 __i1,
                 __warnings: ::nemo_lens::__private::DropWarnings::new(),

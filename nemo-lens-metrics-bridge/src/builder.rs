@@ -85,11 +85,14 @@ impl MetricsBridge {
         self
     }
 
-    /// Stops exporting counter and gauge series of the kinds in `mask` once
-    /// they go `timeout` without an update, unless the application still
-    /// holds a handle to the series (a held series never expires). An
-    /// expired series that is recorded again starts over. Histogram series
-    /// never expire: the SDK keeps cumulative histograms for good.
+    /// Stops exporting series of the kinds in `mask` (counters, gauges,
+    /// histograms and their summaries) once they go `timeout` without an
+    /// update, unless the application still holds a handle to the series
+    /// (a held series never expires); their memory is freed. An expired
+    /// series that is recorded again starts over. Kinds outside `mask`
+    /// follow `NEMO_LENS_SERIES_IDLE_TIMEOUT` (never, unset). Histograms
+    /// expire only on a meter with owned series (not with a reader or
+    /// exporter of your own), at the collections of its exporters.
     #[must_use]
     pub fn idle_timeout(mut self, mask: MetricKindMask, timeout: Option<Duration>) -> Self {
         self.idle_timeout = timeout;

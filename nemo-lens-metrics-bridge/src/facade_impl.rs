@@ -83,7 +83,7 @@ macro_rules! recorder_for {
             ) -> $metrics::Histogram {
                 let inner = &self.inner;
                 inner
-                    .histogram(&inner.$histograms, key, parts)
+                    .histogram(&inner.$histograms, key, parts, $series_key)
                     .map_or_else($metrics::Histogram::noop, $metrics::Histogram::from_arc)
             }
         }

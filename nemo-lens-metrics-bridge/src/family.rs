@@ -98,10 +98,11 @@ pub(crate) enum Instrument {
 }
 
 /// Every series of a histogram, so keys reducing to one label set share
-/// one (and one summary). Histograms never expire.
+/// one (and one summary); idle ones expire at the sweeps of the meter's
+/// registry.
 #[derive(Default)]
 pub(crate) struct HistogramSet {
-    pub(crate) by_labels: HashMap<Labels, Arc<HistogramSeries>>,
+    pub(crate) by_labels: HashMap<Labels, Entry<HistogramSeries>>,
     /// Where keys past the cardinality limit go, reached by no key.
     pub(crate) overflow: Option<Arc<HistogramSeries>>,
 }

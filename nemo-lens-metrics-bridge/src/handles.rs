@@ -1,8 +1,8 @@
 //! The series behind the facade's handles. Counters and gauges are atomics
 //! with the facade's own semantics (`absolute` is a `fetch_max`, gauge
 //! updates compare-and-swap the f64 bits), read by an observable instrument
-//! at each collection; histograms record into an SDK histogram bound to the
-//! series' attributes.
+//! at each collection; histograms record into a nemo-lens histogram bound
+//! to the series' attributes. All three expire alike when idle.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -73,6 +73,12 @@ impl Idles for CounterSeries {
 }
 
 impl Idles for GaugeSeries {
+    fn recency(&self) -> &Recency {
+        &self.recency
+    }
+}
+
+impl Idles for HistogramSeries {
     fn recency(&self) -> &Recency {
         &self.recency
     }
@@ -197,14 +203,22 @@ pub(crate) struct HistogramSeries {
     /// nowhere, but its look-up entry spares the registration path.
     bound: Option<BoundHistogram<f64>>,
     /// The Prometheus summary of an opted-in name.
-    summary: Option<Arc<SummarySeries>>,
+    pub(crate) summary: Option<Arc<SummarySeries>>,
+    pub(crate) attributes: Vec<KeyValue>,
+    pub(crate) recency: Recency,
 }
 
 impl HistogramSeries {
-    pub(crate) fn new(bound: BoundHistogram<f64>, summary: Option<Arc<SummarySeries>>) -> Self {
+    pub(crate) fn new(
+        bound: BoundHistogram<f64>,
+        summary: Option<Arc<SummarySeries>>,
+        attributes: Vec<KeyValue>,
+    ) -> Self {
         HistogramSeries {
             bound: Some(bound),
             summary,
+            attributes,
+            recency: Recency::new(),
         }
     }
 
@@ -213,6 +227,8 @@ impl HistogramSeries {
         HistogramSeries {
             bound: None,
             summary: None,
+            attributes: Vec::new(),
+            recency: Recency::new(),
         }
     }
 }
@@ -226,6 +242,7 @@ impl HistogramFn for HistogramSeries {
         if let Some(summary) = &self.summary {
             summary.record(value);
         }
+        self.recency.touch();
     }
 
     fn record_many(&self, value: f64, count: usize) {

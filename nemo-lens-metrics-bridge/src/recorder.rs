@@ -10,6 +10,7 @@ use arc_swap::ArcSwap;
 use metrics::{Key, Unit};
 use metrics_util::{MetricKind, MetricKindMask};
 use nemo_lens_core::export::bridge::{cardinality_limit, BridgeState, SummaryFamily};
+use nemo_lens_core::owned::expiry::Holder;
 use nemo_lens_core::Meter;
 use nemo_lens_core::{HistogramAggregation, TelemetryHandle};
 use opentelemetry::KeyValue;
@@ -157,6 +158,33 @@ impl BridgeRecorder {
                 me: me.clone(),
             }),
         }
+        .swept()
+    }
+
+    /// Has the meter's registry sweep the histograms at each collection,
+    /// as it sweeps its own series.
+    fn swept(self) -> Self {
+        if let Some(registry) = self.inner.meter.as_ref().and_then(Meter::registry) {
+            let holder: Arc<dyn Holder> = self.inner.clone();
+            registry.add_holder(Arc::downgrade(&holder));
+        }
+        self
+    }
+}
+
+impl Holder for Inner {
+    fn sweep(&self, _now: Duration, _timeout: Option<Duration>) {
+        // Timed as counters and gauges are, with the bridge's own timeout
+        // first.
+        let Some(timeout) = self.idle_timeout(MetricKind::Histogram) else {
+            return;
+        };
+        let now = std::time::Instant::now();
+        self.end_histograms(|series| series.recency().idle_for(now) > timeout);
+    }
+
+    fn forget(&self, attribute: &KeyValue) {
+        self.end_histograms(|series| series.attributes.contains(attribute));
     }
 }
 
@@ -185,10 +213,101 @@ impl Inner {
         merged
     }
 
+    /// The bridge's own timeout for `kind`, else the registry's
+    /// (`NEMO_LENS_SERIES_IDLE_TIMEOUT`).
     fn idle_timeout(&self, kind: MetricKind) -> Option<Duration> {
         self.settings
             .idle_timeout
             .filter(|_| self.settings.idle_mask.matches(kind))
+            .or_else(|| {
+                self.meter
+                    .as_ref()
+                    .and_then(Meter::registry)
+                    .and_then(|registry| registry.idle_timeout())
+            })
+    }
+
+    /// Ends the histogram series `ends` picks among those no handle of the
+    /// application holds: their keys leave the look-up, their summaries
+    /// the exposition, and their nemo-lens series every exporter.
+    fn end_histograms(&self, mut ends: impl FnMut(&HistogramSeries) -> bool) {
+        let mut ended = Vec::new();
+        {
+            let mut families = self.lock_families();
+            for (name, family) in families.iter_mut() {
+                let Some((
+                    _,
+                    Instrument::Histogram {
+                        histogram, series, ..
+                    },
+                )) = &mut family.exported
+                else {
+                    continue;
+                };
+                let mut gone = Vec::new();
+                series.by_labels.retain(|_, entry| {
+                    let unheld = Arc::strong_count(&entry.series) <= 1 + entry.keys.len();
+                    if !unheld || !ends(&entry.series) || !self.unregister_all(entry) {
+                        return true;
+                    }
+                    if let Some(summary) = &entry.series.summary {
+                        self.exposed.summaries.remove(name, summary);
+                    }
+                    gone.push(entry.series.attributes.clone());
+                    false
+                });
+                if !gone.is_empty() {
+                    ended.push((histogram.clone(), gone));
+                }
+            }
+        }
+        // With the bridge's handles dropped, nothing holds the series.
+        for (histogram, gone) in ended {
+            for attributes in gone {
+                histogram.remove(&attributes);
+            }
+        }
+    }
+
+    /// Takes every key of `entry` out of the look-up; `false`, with the
+    /// keys back, when a reader still had one or a handle was taken
+    /// meanwhile (its update then waits for the next collection).
+    fn unregister_all(&self, entry: &Entry<HistogramSeries>) -> bool {
+        for (removed, key) in entry.keys.iter().enumerate() {
+            if self.unregister_histogram(key, &entry.series) == Removal::Busy {
+                for key in &entry.keys[..removed] {
+                    self.reregister_histogram(key, &entry.series);
+                }
+                return false;
+            }
+        }
+        if Arc::strong_count(&entry.series) > 1 || entry.series.recency().touched_since_seen() {
+            for key in &entry.keys {
+                self.reregister_histogram(key, &entry.series);
+            }
+            return false;
+        }
+        true
+    }
+
+    fn unregister_histogram(&self, key: &SeriesKey, series: &Arc<HistogramSeries>) -> Removal {
+        match key {
+            SeriesKey::V024(key) => self.histograms.remove(key, series),
+            #[cfg(feature = "metrics-023")]
+            SeriesKey::V023(key) => self.histograms_023.remove(key, series),
+        }
+    }
+
+    fn reregister_histogram(&self, key: &SeriesKey, series: &Arc<HistogramSeries>) {
+        match key {
+            SeriesKey::V024(key) => {
+                self.histograms.insert(key.clone(), Arc::clone(series));
+            }
+            #[cfg(feature = "metrics-023")]
+            SeriesKey::V023(key) => {
+                self.histograms_023.insert(key.clone(), Arc::clone(series));
+            }
+        }
     }
 
     /// The family of `name` ready to take a series of `kind`, building its
@@ -387,12 +506,15 @@ impl Inner {
         registry: &Registry<K, HistogramSeries>,
         key: &K,
         parts: for<'k> fn(&'k K) -> KeyParts<'k>,
+        series_key: fn(K) -> SeriesKey,
     ) -> Option<Arc<HistogramSeries>> {
         self.meter.as_ref()?;
         if let Some(series) = registry.get(key) {
             return Some(series);
         }
-        self.new_histogram(parts(key), |_, s| registry.insert(key.clone(), s))
+        self.new_histogram(parts(key), series_key(key.clone()), |_, s| {
+            registry.insert(key.clone(), s)
+        })
     }
 
     /// A key's first counter or gauge registration: its series, found by
@@ -426,13 +548,14 @@ impl Inner {
         ))
     }
 
-    /// [`new_scalar`](Self::new_scalar) for histograms, whose series
-    /// never expire: each label set is built once and kept, so keys
-    /// reducing to one share it (and its summary); past the cardinality
-    /// limit, keys reach the overflow series without being registered.
+    /// [`new_scalar`](Self::new_scalar) for histograms: each label set is
+    /// built once, so keys reducing to one share it (and its summary);
+    /// past the cardinality limit, keys reach the overflow series without
+    /// being registered.
     pub(crate) fn new_histogram(
         &self,
         parts: KeyParts<'_>,
+        key: SeriesKey,
         insert: impl FnOnce(&Self, Arc<HistogramSeries>) -> (Arc<HistogramSeries>, bool),
     ) -> Option<Arc<HistogramSeries>> {
         let name = sanitize_metric_name(parts.name);
@@ -456,8 +579,12 @@ impl Inner {
                 }
             };
         let labels = self.labels(&parts.labels);
-        if let Some(existing) = series.by_labels.get(&labels) {
-            return Some(insert(self, Arc::clone(existing)).0);
+        if let Some(existing) = series.by_labels.get_mut(&labels) {
+            let (registered, inserted) = insert(self, Arc::clone(&existing.series));
+            if inserted {
+                existing.keys.push(key);
+            }
+            return Some(registered);
         }
         let summaries = &self.exposed.summaries;
         if series.by_labels.len() >= cardinality_limit() {
@@ -473,6 +600,7 @@ impl Inner {
                 Arc::new(HistogramSeries::new(
                     histogram.bind(&overflow_attributes()),
                     summary,
+                    overflow_attributes(),
                 ))
             });
             return Some(Arc::clone(overflow));
@@ -481,6 +609,7 @@ impl Inner {
         let new = Arc::new(HistogramSeries::new(
             histogram.bind(&attributes(&labels)),
             summary.clone(),
+            attributes(&labels),
         ));
         let (registered, inserted) = insert(self, Arc::clone(&new));
         // Only the registered series is summarised: a second summary of
@@ -489,7 +618,13 @@ impl Inner {
             if let Some(summary) = summary {
                 summaries.add(&name, summary);
             }
-            series.by_labels.insert(labels, new);
+            series.by_labels.insert(
+                labels,
+                Entry {
+                    series: new,
+                    keys: vec![key],
+                },
+            );
         }
         Some(registered)
     }

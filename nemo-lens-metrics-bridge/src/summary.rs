@@ -181,6 +181,18 @@ impl Summaries {
             .or_default();
     }
 
+    /// Stops exporting `series` under `name`.
+    pub(crate) fn remove(&self, name: &str, series: &Arc<SummarySeries>) {
+        if let Some(all) = self
+            .by_name
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get_mut(name)
+        {
+            all.retain(|s| !Arc::ptr_eq(s, series));
+        }
+    }
+
     /// Exports `series` under `name`.
     pub(crate) fn add(&self, name: &str, series: Arc<SummarySeries>) {
         self.by_name

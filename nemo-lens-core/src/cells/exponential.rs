@@ -10,7 +10,8 @@ use std::sync::{Mutex, MutexGuard, PoisonError, TryLockError};
 
 use super::probe;
 use super::stripes::{Stripes, Table};
-use super::sum::ATTEMPTS;
+use super::sum::{touch, ATTEMPTS};
+use super::sync::{AtomicBool, Ordering};
 use super::CellValue;
 
 /// The finest scale the SDK uses, and the coarsest.
@@ -324,6 +325,8 @@ type Cell<T> = Mutex<State<T>>;
 pub struct ExponentialHistogram<T: CellValue> {
     max_size: i32,
     max_scale: i8,
+    // See `Sum::take_touched`.
+    touched: AtomicBool,
     base: Cell<T>,
     stripes: Stripes<Cell<T>>,
 }
@@ -335,6 +338,7 @@ impl<T: CellValue> ExponentialHistogram<T> {
         ExponentialHistogram {
             max_size: max_size.clamp(1, i32::MAX as u32) as i32,
             max_scale: max_scale.clamp(MIN_SCALE, 20),
+            touched: AtomicBool::new(false),
             base: Mutex::new(State::new(max_scale)),
             stripes: Stripes::new(),
         }
@@ -351,6 +355,13 @@ impl<T: CellValue> ExponentialHistogram<T> {
             },
             Some(table) => self.record_striped(table, value),
         }
+        touch(&self.touched);
+    }
+
+    /// Whether anything was recorded since the last call, and lowers the
+    /// mark (see [`Sum::take_touched`](super::Sum::take_touched)).
+    pub fn take_touched(&self) -> bool {
+        self.touched.swap(false, Ordering::Relaxed)
     }
 
     #[cold]

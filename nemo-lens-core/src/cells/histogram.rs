@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use super::probe;
 use super::stripes::{Padded, Stripes, Table};
-use super::sum::ATTEMPTS;
-use super::sync::{AtomicU64, Ordering};
+use super::sum::{touch, ATTEMPTS};
+use super::sync::{AtomicBool, AtomicU64, Ordering};
 use super::CellValue;
 
 const WORDS_PER_LINE: usize = 16;
@@ -153,6 +153,8 @@ pub struct HistogramSnapshot<T> {
 /// ```
 pub struct Histogram<T: CellValue> {
     bounds: Arc<[f64]>,
+    // Beside the bounds every record reads; see `Sum::take_touched`.
+    touched: AtomicBool,
     base: Cell,
     stripes: Stripes<Cell>,
     value: PhantomData<T>,
@@ -164,6 +166,7 @@ impl<T: CellValue> Histogram<T> {
         let buckets = bounds.len() + 1;
         Histogram {
             bounds,
+            touched: AtomicBool::new(false),
             base: Cell::new::<T>(buckets),
             stripes: Stripes::new(),
             value: PhantomData,
@@ -188,6 +191,13 @@ impl<T: CellValue> Histogram<T> {
             }
             Some(table) => self.record_striped(table, bucket, value),
         }
+        touch(&self.touched);
+    }
+
+    /// Whether anything was recorded since the last call, and lowers the
+    /// mark (see [`Sum::take_touched`](super::Sum::take_touched)).
+    pub fn take_touched(&self) -> bool {
+        self.touched.swap(false, Ordering::Relaxed)
     }
 
     #[cold]

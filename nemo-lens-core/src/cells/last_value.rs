@@ -27,6 +27,8 @@ pub struct LastValue<T: CellValue> {
     // Unset until the first record: a gauge series that was only bound
     // exports nothing (see `Sum`).
     recorded: AtomicBool,
+    // See `Sum::take_touched`.
+    touched: AtomicBool,
     value: PhantomData<T>,
 }
 
@@ -36,6 +38,7 @@ impl<T: CellValue> LastValue<T> {
         LastValue {
             bits: AtomicU64::new(initial.to_bits()),
             recorded: AtomicBool::new(true),
+            touched: AtomicBool::new(true),
             value: PhantomData,
         }
     }
@@ -54,6 +57,7 @@ impl<T: CellValue> LastValue<T> {
         LastValue {
             bits: AtomicU64::new(T::ZERO.to_bits()),
             recorded: AtomicBool::new(false),
+            touched: AtomicBool::new(false),
             value: PhantomData,
         }
     }
@@ -65,7 +69,13 @@ impl<T: CellValue> LastValue<T> {
         if self.bits.load(Ordering::Relaxed) != bits {
             self.bits.store(bits, Ordering::Relaxed);
         }
-        mark_recorded(&self.recorded);
+        mark_recorded(&self.recorded, &self.touched);
+    }
+
+    /// Whether a value was recorded since the last call, and lowers the
+    /// mark (see [`Sum::take_touched`](super::Sum::take_touched)).
+    pub fn take_touched(&self) -> bool {
+        self.touched.swap(false, Ordering::Relaxed)
     }
 
     /// The value last recorded (0 for a cell made by [`unset`](Self::unset)

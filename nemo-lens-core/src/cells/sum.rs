@@ -34,6 +34,9 @@ pub struct Sum<T: CellValue> {
     // Set by the first addition, so a series that was only bound (a set's
     // instruments are bound when it is first built) exports nothing.
     recorded: AtomicBool,
+    // Raised by every addition, lowered by each sweep for idle series
+    // (`take_touched`).
+    touched: AtomicBool,
     stripes: Stripes<AtomicU64>,
     value: PhantomData<T>,
 }
@@ -44,6 +47,7 @@ impl<T: CellValue> Sum<T> {
         Sum {
             base: AtomicU64::new(T::ZERO.to_bits()),
             recorded: AtomicBool::new(false),
+            touched: AtomicBool::new(false),
             stripes: Stripes::new(),
             value: PhantomData,
         }
@@ -65,7 +69,23 @@ impl<T: CellValue> Sum<T> {
                 self.add_contended(value);
             }
         }
-        mark_recorded(&self.recorded);
+        mark_recorded(&self.recorded, &self.touched);
+    }
+
+    /// Whether anything was added since the last call (the first call:
+    /// since the cell was made), and lowers the mark: how a sweep for idle
+    /// series tells a series in use.
+    ///
+    /// ```
+    /// use nemo_lens::cells::Sum;
+    ///
+    /// let requests = Sum::<u64>::new();
+    /// requests.add(1);
+    /// assert!(requests.take_touched());
+    /// assert!(!requests.take_touched());
+    /// ```
+    pub fn take_touched(&self) -> bool {
+        self.touched.swap(false, Ordering::Relaxed)
     }
 
     /// Whether anything was added, 0 included: a series exports from its
@@ -107,13 +127,31 @@ impl<T: CellValue> Sum<T> {
     }
 }
 
-/// Sets `flag` after the first write it guards. Only that first write
-/// stores: later ones read a shared line, so threads do not take it from
-/// each other.
+/// Marks a write: `recorded` for good, `touched` until the next sweep.
+/// Only the first write after a sweep stores: later ones read a shared
+/// line, so threads do not take it from each other. `touched` implies
+/// `recorded`, so one load decides.
 #[inline]
-pub(super) fn mark_recorded(flag: &AtomicBool) {
-    if !flag.load(Ordering::Relaxed) {
-        flag.store(true, Ordering::Release);
+pub(super) fn mark_recorded(recorded: &AtomicBool, touched: &AtomicBool) {
+    if !touched.load(Ordering::Relaxed) {
+        mark_slow(recorded, touched);
+    }
+}
+
+#[cold]
+fn mark_slow(recorded: &AtomicBool, touched: &AtomicBool) {
+    if !recorded.load(Ordering::Relaxed) {
+        recorded.store(true, Ordering::Release);
+    }
+    touched.store(true, Ordering::Relaxed);
+}
+
+/// Raises `touched` unless it is up: one load per write, a store once per
+/// sweep.
+#[inline]
+pub(super) fn touch(touched: &AtomicBool) {
+    if !touched.load(Ordering::Relaxed) {
+        touched.store(true, Ordering::Relaxed);
     }
 }
 

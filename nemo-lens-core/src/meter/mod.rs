@@ -10,10 +10,12 @@ use crate::groups::GroupCache;
 use std::borrow::Cow;
 
 use crate::observe::{ObservedSlot, Registrations};
+use crate::owned::expiry::Forgotten;
 use crate::owned::{
     CounterOf, GaugeOf, HistogramBuilder, OwnedContext, Registry, ScalarBuilder, UpDownCounterOf,
 };
 use crate::{Instruments, SemconvOptIn};
+use opentelemetry::KeyValue;
 
 use lease::Leases;
 pub use lease::MeterLease;
@@ -249,6 +251,71 @@ impl Meter {
     /// meter of your own.
     pub fn registry(&self) -> Option<&std::sync::Arc<Registry>> {
         self.inner.owned.as_ref().map(|owned| &owned.registry)
+    }
+
+    /// Ends, at once, every series of this meter's instruments whose
+    /// attributes carry `attribute`: when a model is unloaded or a backend
+    /// leaves, its series leave every exporter from the next collection and
+    /// free their memory, and the same attributes recorded later start new
+    /// series (a new start time on OTLP).
+    ///
+    /// Series end by themselves, too, once idle for
+    /// `NEMO_LENS_SERIES_IDLE_TIMEOUT`
+    /// ([`SetupOptions::series_idle_timeout`](crate::SetupOptions::series_idle_timeout)).
+    /// Which series can end, by either way:
+    ///
+    /// - every series of a counter, histogram or gauge this meter owns
+    ///   (derived and built-in sets, guards, the OpenAI layer, runtime
+    ///   groups, the metrics bridge), as soon as nothing records into it;
+    /// - an up-down counter's series only at zero: requests in flight or
+    ///   sandboxes held never vanish while held (forgetting one away from
+    ///   zero ends it all the same);
+    /// - never a series `start_at_zero` made, while the set lives;
+    /// - never the series of a set without attributes (one per instrument,
+    ///   bound when the set is built: they cannot pile up);
+    /// - never a series a bound handle you keep (`bind`, or a `metrics`
+    ///   handle you store) holds: it ends after you drop the handle. Such
+    ///   series are counted in [`Forgotten::held`](crate::owned::expiry::Forgotten::held).
+    ///   The handles sets cache for their attribute values are let go of
+    ///   here and at each sweep, so they hold nothing back.
+    ///
+    /// Series of an observed set (`#[instruments(observe)]`) end when its
+    /// source stops returning them; a meter without owned series (around an
+    /// OpenTelemetry meter of your own) forgets nothing.
+    ///
+    /// ```
+    /// use nemo_lens::testing::Capture;
+    /// use nemo_lens::opentelemetry::KeyValue;
+    /// use nemo_lens::Instruments;
+    ///
+    /// /// What a router sends to one backend.
+    /// #[derive(Instruments, Default)]
+    /// struct Upstream {
+    ///     /// Requests sent.
+    ///     #[counter("router.upstream.requests", unit = "{request}")]
+    ///     requests: Option<u64>,
+    ///     /// The backend's address.
+    ///     #[attribute("server.address")]
+    ///     backend: Option<String>,
+    /// }
+    ///
+    /// let capture = Capture::new();
+    /// let meter = capture.meter();
+    /// for backend in ["10.0.0.7:8000", "10.0.0.8:8000"] {
+    ///     Upstream::default().requests(1).backend(backend.to_owned()).record(meter);
+    /// }
+    /// // The pod at 10.0.0.7 was deleted.
+    /// let gone = meter.forget(&KeyValue::new("server.address", "10.0.0.7:8000"));
+    /// assert_eq!(gone.series, 1);
+    /// let requests = "router.upstream.requests";
+    /// assert_eq!(capture.sum(requests, &[("server.address", "10.0.0.7:8000")]), None);
+    /// assert_eq!(capture.sum(requests, &[("server.address", "10.0.0.8:8000")]), Some(1.0));
+    /// ```
+    pub fn forget(&self, attribute: &KeyValue) -> Forgotten {
+        match &self.inner.owned {
+            Some(owned) => owned.registry.forget(Some(&owned.scope), attribute),
+            None => Forgotten::default(),
+        }
     }
 
     /// Whether recording through this handle reaches an exporter.

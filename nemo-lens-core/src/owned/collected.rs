@@ -73,6 +73,9 @@ pub enum OwnedData {
 pub struct ExponentialPoint {
     /// Its attributes, sorted by key.
     pub attributes: Vec<KeyValue>,
+    /// When the series started: a series that ended and came back starts
+    /// again.
+    pub start_time: SystemTime,
     /// Observations in all.
     pub count: u64,
     /// Their sum.
@@ -96,6 +99,9 @@ pub struct ExponentialPoint {
 pub struct HistogramPoint {
     /// Its attributes, sorted by key.
     pub attributes: Vec<KeyValue>,
+    /// When the series started: a series that ended and came back starts
+    /// again.
+    pub start_time: SystemTime,
     /// The bucket bounds.
     pub bounds: Arc<[f64]>,
     /// Observations per bucket, one more than the bounds.
@@ -116,6 +122,8 @@ type SeriesKey = (String, Option<String>, String, Vec<KeyValue>);
 /// readings it left out since.
 #[derive(Debug)]
 struct Sent {
+    /// The start of the series sent: one that ended and came back is new.
+    start: SystemTime,
     count: u64,
     buckets: Vec<u64>,
     sum: f64,
@@ -166,6 +174,7 @@ impl Delta {
         mut scopes: Vec<GatheredScope>,
         now: SystemTime,
     ) -> Vec<GatheredScope> {
+        let mut read = std::collections::HashSet::new();
         for scope in &mut scopes {
             for family in &mut scope.families {
                 if !matches!(family.kind, GatheredKind::Counter | GatheredKind::Histogram) {
@@ -179,6 +188,7 @@ impl Delta {
                         series.labels.clone(),
                     );
                     let reading = series.value.clone();
+                    read.insert(key.clone());
                     if let Some((before, then)) = self.gathered.insert(key, (reading, now)) {
                         if let Some(delta) = series.value.since(&before) {
                             series.value = delta;
@@ -188,6 +198,8 @@ impl Delta {
                 }
             }
         }
+        // A series the library no longer has starts over if it comes back.
+        self.gathered.retain(|key, _| read.contains(key));
         scopes
     }
 
@@ -200,6 +212,7 @@ impl Delta {
         now: SystemTime,
     ) -> (Vec<OwnedScope>, SystemTime) {
         let start = std::mem::replace(&mut self.last_time, now);
+        let mut read = std::collections::HashSet::new();
         let scopes = scopes
             .into_iter()
             .filter_map(|mut scope| {
@@ -215,6 +228,7 @@ impl Delta {
                             metric.name.clone(),
                             point.attributes.clone(),
                         );
+                        read.insert(key.clone());
                         self.delta(key, point)
                     });
                 }
@@ -222,16 +236,24 @@ impl Delta {
                 (!scope.metrics.is_empty()).then_some(scope)
             })
             .collect();
+        // A series that ended is read no more; if its attributes come back,
+        // they are a new series with nothing to subtract.
+        self.last.retain(|key, _| read.contains(key));
         (scopes, start)
     }
 
     /// Turns `point` into its delta; `false` when it gained no count and
     /// is left out.
     fn delta(&mut self, key: SeriesKey, point: &mut HistogramPoint) -> bool {
-        let Some(sent) = self.last.get_mut(&key) else {
+        let sent = self
+            .last
+            .get_mut(&key)
+            .filter(|sent| sent.start == point.start_time);
+        let Some(sent) = sent else {
             self.last.insert(
                 key,
                 Sent {
+                    start: point.start_time,
                     count: point.count,
                     buckets: point.bucket_counts.clone(),
                     sum: point.sum,

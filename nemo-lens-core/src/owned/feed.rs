@@ -42,6 +42,11 @@ pub struct Batch {
     /// with its own start: with `delta`, counters and histograms as what
     /// they gained since the last export.
     pub gathered: Vec<super::GatheredScope>,
+    /// When each series of the owned counters, up-down counters and gauges
+    /// started (cumulative only): the SDK, through which they are read,
+    /// gives its instrument's start to every series, and a series that
+    /// ended and came back has a start of its own.
+    pub scalar_starts: super::Starts,
 }
 
 /// The batch of the export under way, shared by the reporting wrapper (which
@@ -89,6 +94,7 @@ impl Feed {
     /// Reads the registry for the export about to start, and says which
     /// instruments overflowed.
     pub(crate) fn prepare(&self) {
+        self.registry.sweep();
         let read = self.registry.collect(self.delta.is_some());
         let gathered = self.registry.gather();
         // Read after both: no series starts after the time it is sent with
@@ -104,6 +110,7 @@ impl Feed {
                     time: Some(now),
                     delta: true,
                     gathered: delta.apply_gathered(gathered, now),
+                    scalar_starts: super::Starts::new(),
                 }
             }
             None => Batch {
@@ -112,6 +119,7 @@ impl Feed {
                 time: Some(now),
                 delta: false,
                 gathered,
+                scalar_starts: self.registry.scalar_starts(),
             },
         };
         crate::export::overflow::note_owned(&batch.scopes);

@@ -134,6 +134,29 @@ impl<T: HistogramValue> Histogram<T> {
             Histogram::Sdk(histogram) => histogram.record(value, attributes),
         }
     }
+
+    /// Ends the series of `attributes` now, unless a bound handle holds it:
+    /// gone from every exporter from the next collection, and new if
+    /// recorded again. Whether it ended; an SDK histogram's series never do.
+    pub fn remove(&self, attributes: &[KeyValue]) -> bool {
+        match self {
+            Histogram::Owned(instrument) => instrument.remove(attributes),
+            Histogram::OwnedExponential(instrument) => instrument.remove(attributes),
+            Histogram::Sdk(_) => false,
+        }
+    }
+}
+
+impl<T: HistogramValue> Clone for Histogram<T> {
+    fn clone(&self) -> Self {
+        match self {
+            Histogram::Owned(instrument) => Histogram::Owned(Arc::clone(instrument)),
+            Histogram::OwnedExponential(instrument) => {
+                Histogram::OwnedExponential(Arc::clone(instrument))
+            }
+            Histogram::Sdk(histogram) => Histogram::Sdk(histogram.clone()),
+        }
+    }
 }
 
 impl<T: HistogramValue> fmt::Debug for Histogram<T> {
@@ -241,6 +264,7 @@ impl<'a, T: HistogramValue> HistogramBuilder<'a, T> {
                         scope.clone(),
                         described,
                         limit,
+                        registry.expiry().clone(),
                         move || cells::Histogram::new(Arc::clone(&bounds)),
                     ))
                 })),
@@ -249,6 +273,7 @@ impl<'a, T: HistogramValue> HistogramBuilder<'a, T> {
                         scope.clone(),
                         described,
                         limit,
+                        registry.expiry().clone(),
                         || {
                             cells::ExponentialHistogram::new(
                                 EXPONENTIAL_MAX_SIZE,

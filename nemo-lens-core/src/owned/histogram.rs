@@ -2,16 +2,18 @@
 //! set, each a striped cell, under the cardinality limit.
 
 use std::sync::Arc;
+use std::time::SystemTime;
 
 use opentelemetry::{InstrumentationScope, KeyValue};
 
 use super::collected::{ExponentialPoint, HistogramPoint, OwnedData, OwnedMetric};
+use super::expiry::{Expiry, Forgotten};
 use super::registry::Collect;
-use super::series::SeriesMap;
+use super::series::{SeriesMap, Touched};
 use crate::cells::{self, CellValue};
 
 /// A histogram series of one aggregation, as its instrument reads it.
-pub trait HistogramCell: Send + Sync + 'static {
+pub trait HistogramCell: Touched {
     /// The numbers recorded.
     type Value: CellValue;
     /// What one series exports.
@@ -20,7 +22,8 @@ pub trait HistogramCell: Send + Sync + 'static {
     fn record(&self, value: Self::Value);
     /// The series' point now, `None` while it has no observation; with
     /// `reset`, for a delta reader, the interval starts over.
-    fn point(&self, attributes: &[KeyValue], reset: bool) -> Option<Self::Point>;
+    fn point(&self, attributes: &[KeyValue], start: SystemTime, reset: bool)
+        -> Option<Self::Point>;
     /// The points of an instrument, as exported.
     fn data(points: Vec<Self::Point>) -> OwnedData;
 }
@@ -36,10 +39,16 @@ impl<T: CellValue> HistogramCell for cells::Histogram<T> {
 
     /// Explicit buckets stay cumulative; a delta reader subtracts
     /// ([`Delta`](super::Delta)) and only the extremes start over.
-    fn point(&self, attributes: &[KeyValue], reset: bool) -> Option<HistogramPoint> {
+    fn point(
+        &self,
+        attributes: &[KeyValue],
+        start: SystemTime,
+        reset: bool,
+    ) -> Option<HistogramPoint> {
         let snapshot = self.snapshot_and_reset_extremes(reset);
         (snapshot.count > 0).then(|| HistogramPoint {
             attributes: attributes.to_vec(),
+            start_time: start,
             bounds: Arc::clone(self.bounds()),
             bucket_counts: snapshot.bucket_counts,
             count: snapshot.count,
@@ -65,10 +74,16 @@ impl<T: CellValue> HistogramCell for cells::ExponentialHistogram<T> {
 
     /// Taken and started over for a delta reader, so each interval has the
     /// scale its own values need, as the SDK's.
-    fn point(&self, attributes: &[KeyValue], reset: bool) -> Option<ExponentialPoint> {
+    fn point(
+        &self,
+        attributes: &[KeyValue],
+        start: SystemTime,
+        reset: bool,
+    ) -> Option<ExponentialPoint> {
         let snapshot = if reset { self.take() } else { self.snapshot() };
         (snapshot.count > 0).then(|| ExponentialPoint {
             attributes: attributes.to_vec(),
+            start_time: start,
             count: snapshot.count,
             sum: snapshot.sum.to_f64(),
             min: snapshot.min.map(CellValue::to_f64),
@@ -107,6 +122,7 @@ impl<C: HistogramCell> OwnedHistogram<C> {
         scope: InstrumentationScope,
         (name, description, unit): (String, String, String),
         limit: usize,
+        expiry: Expiry,
         fresh: impl Fn() -> C + Send + Sync + 'static,
     ) -> Self {
         OwnedHistogram {
@@ -115,7 +131,7 @@ impl<C: HistogramCell> OwnedHistogram<C> {
             description,
             unit,
             fresh: Box::new(fresh),
-            series: SeriesMap::new(limit),
+            series: SeriesMap::new(limit, expiry, |_| false),
         }
     }
 
@@ -133,6 +149,12 @@ impl<C: HistogramCell> OwnedHistogram<C> {
     pub fn record(&self, value: C::Value, attributes: &[KeyValue]) {
         self.series(attributes).record(value);
     }
+
+    /// Ends the series of `attributes` now unless a bound handle holds it;
+    /// whether it ended.
+    pub fn remove(&self, attributes: &[KeyValue]) -> bool {
+        self.series.remove(attributes)
+    }
 }
 
 impl<C: HistogramCell> Collect for OwnedHistogram<C> {
@@ -140,10 +162,14 @@ impl<C: HistogramCell> Collect for OwnedHistogram<C> {
         &self.scope
     }
 
+    fn name(&self) -> &str {
+        &self.name
+    }
+
     fn collect(&self, reset: bool) -> Option<OwnedMetric> {
         let mut points = Vec::new();
-        self.series.for_each(|attributes, series| {
-            points.extend(series.point(attributes, reset));
+        self.series.for_each(|attributes, series, start| {
+            points.extend(series.point(attributes, start, reset));
         });
         (!points.is_empty()).then(|| OwnedMetric {
             name: self.name.clone(),
@@ -152,5 +178,17 @@ impl<C: HistogramCell> Collect for OwnedHistogram<C> {
             value_type: <C::Value as CellValue>::KIND,
             data: C::data(points),
         })
+    }
+
+    fn sweep(&self) {
+        self.series.sweep();
+    }
+
+    fn forget(&self, attribute: &KeyValue) -> Forgotten {
+        self.series.forget(attribute)
+    }
+
+    fn len(&self) -> usize {
+        self.series.len()
     }
 }

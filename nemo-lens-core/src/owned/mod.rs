@@ -18,6 +18,7 @@
 //! SDK's.
 
 mod collected;
+pub mod expiry;
 mod feed;
 mod gathered;
 mod handle;
@@ -36,12 +37,15 @@ pub use gathered::{
 pub(crate) use handle::OwnedContext;
 pub use handle::{BoundHistogram, Histogram, HistogramBuilder, HistogramValue};
 pub use histogram::{ExponentialInstrument, HistogramCell, HistogramInstrument, OwnedHistogram};
-pub use registry::Registry;
+pub use registry::{Registry, Starts};
 pub use scalar::{
     BoundCounter, BoundGauge, BoundScalar, BoundUpDownCounter, Counter, CounterOf, Gauge, GaugeOf,
     Scalar, ScalarBuilder, ScalarCell, ScalarInstrument, ScalarKind, UpDownCounter,
     UpDownCounterOf,
 };
+pub use series::Touched;
 
+#[cfg(all(test, feature = "testing"))]
+mod expiry_tests;
 #[cfg(test)]
 mod tests;

@@ -3,31 +3,49 @@
 use std::any::Any;
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::SystemTime;
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::time::{Duration, SystemTime};
 
-use opentelemetry::InstrumentationScope;
+use opentelemetry::{InstrumentationScope, KeyValue};
 
 use super::collected::{OwnedMetric, OwnedScope};
+use super::expiry::{Clock, Expiry, Forgotten, Holder};
 use super::gathered::{Gather, GatheredScope, Gathering};
 
 /// What the registry asks of every owned instrument at a collection.
 pub(crate) trait Collect: Send + Sync + 'static {
     fn scope(&self) -> &InstrumentationScope;
+    /// Its name.
+    fn name(&self) -> &str;
     /// Every series now; with `reset_extremes`, minimum and maximum start
     /// over (a delta reader's interval).
     fn collect(&self, reset_extremes: bool) -> Option<OwnedMetric>;
+    /// Ends its series idle for the timeout.
+    fn sweep(&self);
+    /// Ends its series that carry `attribute` and nobody holds.
+    fn forget(&self, attribute: &KeyValue) -> Forgotten;
+    /// How many series it has.
+    fn len(&self) -> usize;
+    /// When each of its series started, for exporters that read it
+    /// through the SDK (whose start time is the instrument's).
+    fn starts(&self, _each: &mut dyn FnMut(&[KeyValue], SystemTime)) {}
 }
 
 type Key = (String, Option<String>, String);
+
+/// When series started, by scope name and version, instrument name (lower
+/// case) and attributes (sorted by key).
+pub type Starts = HashMap<Key, HashMap<Vec<KeyValue>, SystemTime>>;
 
 /// The owned instruments of one meter provider. One instrument per scope and
 /// name (compared without case, as the SDK does): building it again returns
 /// the same series.
 pub struct Registry {
     start: SystemTime,
+    expiry: Expiry,
     instruments: Mutex<Instruments>,
     gathering: Mutex<Gathering>,
+    holders: Mutex<Vec<Weak<dyn Holder>>>,
 }
 
 #[derive(Default)]
@@ -39,11 +57,121 @@ struct Instruments {
 impl Registry {
     /// An empty registry; cumulative series start now.
     pub fn new() -> Arc<Self> {
+        Self::with_expiry(Expiry::never())
+    }
+
+    /// An empty registry whose series end once idle for `timeout` (never
+    /// when it is zero), timed by `clock` (the system's monotonic clock
+    /// when `None`).
+    pub fn with_idle_timeout(timeout: Duration, clock: Option<Arc<dyn Clock>>) -> Arc<Self> {
+        Self::with_expiry(Expiry::new(Some(timeout), clock))
+    }
+
+    pub(crate) fn with_expiry(expiry: Expiry) -> Arc<Self> {
         Arc::new(Registry {
             start: SystemTime::now(),
+            expiry,
             instruments: Mutex::default(),
             gathering: Mutex::default(),
+            holders: Mutex::default(),
         })
+    }
+
+    /// How long a series may go unrecorded before it ends; `None`: never.
+    pub fn idle_timeout(&self) -> Option<Duration> {
+        self.expiry.timeout
+    }
+
+    pub(crate) fn expiry(&self) -> &Expiry {
+        &self.expiry
+    }
+
+    /// Adds something that holds series (bound handles), asked to let go
+    /// of idle and forgotten ones before each sweep; kept while it lives.
+    pub fn add_holder(&self, holder: Weak<dyn Holder>) {
+        let mut holders = self.holders.lock().unwrap_or_else(PoisonError::into_inner);
+        holders.retain(|h| h.strong_count() > 0);
+        holders.push(holder);
+    }
+
+    fn holders(&self) -> Vec<Arc<dyn Holder>> {
+        self.holders
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .filter_map(Weak::upgrade)
+            .collect()
+    }
+
+    fn all(&self) -> Vec<Arc<dyn Collect>> {
+        self.instruments
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .in_order
+            .clone()
+    }
+
+    /// Ends every series idle for the timeout (nothing without one):
+    /// holders let go of their idle handles first. Each collection sweeps
+    /// before it reads.
+    pub fn sweep(&self) {
+        let now = self.expiry.now();
+        for holder in self.holders() {
+            holder.sweep(now, self.expiry.timeout);
+        }
+        if self.expiry.timeout.is_some() {
+            for instrument in self.all() {
+                instrument.sweep();
+            }
+        }
+    }
+
+    /// Ends every series carrying `attribute` in the instruments of
+    /// `scope` (every scope when `None`); see
+    /// [`Meter::forget`](crate::Meter::forget).
+    pub fn forget(&self, scope: Option<&InstrumentationScope>, attribute: &KeyValue) -> Forgotten {
+        for holder in self.holders() {
+            holder.forget(attribute);
+        }
+        let mut forgotten = Forgotten::default();
+        for instrument in self.all() {
+            if scope.is_none_or(|s| s == instrument.scope()) {
+                forgotten += instrument.forget(attribute);
+            }
+        }
+        forgotten
+    }
+
+    /// How many series the owned instruments hold now, overflow series
+    /// aside.
+    pub fn series(&self) -> usize {
+        self.all().iter().map(|i| i.len()).sum()
+    }
+
+    /// When each series of the owned counters, up-down counters and gauges
+    /// started, by scope name and version, instrument name (lower case) and
+    /// attributes: their points come through the SDK, whose start time is
+    /// the instrument's.
+    pub fn scalar_starts(&self) -> Starts {
+        let mut starts = Starts::new();
+        for instrument in self.all() {
+            let scope = instrument.scope();
+            let mut series = HashMap::new();
+            instrument.starts(&mut |attributes, start| {
+                series.insert(attributes.to_vec(), start);
+            });
+            if !series.is_empty() {
+                starts.insert(
+                    (
+                        scope.name().to_owned(),
+                        scope.version().map(str::to_owned),
+                        instrument.name().to_ascii_lowercase(),
+                    ),
+                    series,
+                );
+            }
+        }
+        starts
     }
 
     /// When the registry was made: the start time of its cumulative series.

@@ -13,14 +13,15 @@ use std::sync::{Arc, Weak};
 use opentelemetry::metrics::Meter as OtelMeter;
 use opentelemetry::{InstrumentationScope, KeyValue};
 
+use super::expiry::Forgotten;
 use super::registry::Collect;
-use super::series::SeriesMap;
+use super::series::{SeriesMap, Touched};
 use super::OwnedMetric;
 use crate::cells::{CellValue, LastValue, Sum};
 use crate::Meter;
 
 /// A cell whose value an observable instrument reports.
-pub trait ScalarCell: Send + Sync + 'static {
+pub trait ScalarCell: Touched {
     /// The number reported.
     type Value: CellValue;
     /// A cell holding nothing yet.
@@ -70,7 +71,7 @@ impl<C: ScalarCell> ScalarInstrument<C> {
 
     /// Reports every series recorded so far to `observe`.
     fn report(&self, observe: &mut dyn FnMut(C::Value, &[KeyValue])) {
-        self.series.for_each(|attributes, cell| {
+        self.series.for_each(|attributes, cell, _| {
             if let Some(value) = cell.read() {
                 observe(value, attributes);
             }
@@ -83,9 +84,30 @@ impl<C: ScalarCell> Collect for ScalarInstrument<C> {
         &self.scope
     }
 
+    fn name(&self) -> &str {
+        &self.name
+    }
+
     /// Reported through the SDK instead.
     fn collect(&self, _reset_extremes: bool) -> Option<OwnedMetric> {
         None
+    }
+
+    fn sweep(&self) {
+        self.series.sweep();
+    }
+
+    fn forget(&self, attribute: &KeyValue) -> Forgotten {
+        self.series.forget(attribute)
+    }
+
+    fn len(&self) -> usize {
+        self.series.len()
+    }
+
+    fn starts(&self, each: &mut dyn FnMut(&[KeyValue], std::time::SystemTime)) {
+        self.series
+            .for_each(|attributes, _, start| each(attributes, start));
     }
 }
 
@@ -111,13 +133,22 @@ pub trait ScalarKind: Sized {
     fn build_sdk(meter: &OtelMeter, spec: Spec) -> Self::Sdk;
     #[doc(hidden)]
     fn observe(meter: &OtelMeter, spec: Spec, report: Report<<Self::Cell as ScalarCell>::Value>);
+    /// Whether a series holds live state, which keeps it however long it
+    /// goes unrecorded: an up-down counter away from zero (requests in
+    /// flight, sandboxes held).
+    #[doc(hidden)]
+    fn holds_state(cell: &Self::Cell) -> bool;
 }
 
 macro_rules! scalar_kind {
-    ($marker:ident, $cell:ident, $t:ty, $sync:ident, $sdk:ident, $observable:ident) => {
+    ($marker:ident, $cell:ident, $t:ty, $sync:ident, $sdk:ident, $observable:ident $(, $state:expr)?) => {
         impl ScalarKind for $marker<$t> {
             type Cell = $cell<$t>;
             type Sdk = opentelemetry::metrics::$sdk<$t>;
+            #[allow(unused_variables)]
+            fn holds_state(cell: &Self::Cell) -> bool {
+                false $(|| ($state)(cell))?
+            }
             fn build_sdk(meter: &OtelMeter, spec: Spec) -> Self::Sdk {
                 let mut builder = meter.$sync(spec.name);
                 if let Some(description) = spec.description {
@@ -179,7 +210,8 @@ scalar_kind!(
     i64,
     i64_up_down_counter,
     UpDownCounter,
-    i64_observable_up_down_counter
+    i64_observable_up_down_counter,
+    |cell: &Sum<i64>| cell.value() != 0
 );
 scalar_kind!(
     UpDownCounterOf,
@@ -187,7 +219,8 @@ scalar_kind!(
     f64,
     f64_up_down_counter,
     UpDownCounter,
-    f64_observable_up_down_counter
+    f64_observable_up_down_counter,
+    |cell: &Sum<f64>| cell.value() != 0.0
 );
 scalar_kind!(
     GaugeOf,
@@ -383,7 +416,11 @@ impl<'a, K: ScalarKind> ScalarBuilder<'a, K> {
                     let instrument = Arc::new(ScalarInstrument {
                         scope: owned.scope.clone(),
                         name: spec.name.clone().into_owned(),
-                        series: SeriesMap::new(limit),
+                        series: SeriesMap::new(
+                            limit,
+                            owned.registry.expiry().clone(),
+                            K::holds_state,
+                        ),
                     });
                     let weak: Weak<ScalarInstrument<K::Cell>> = Arc::downgrade(&instrument);
                     K::observe(

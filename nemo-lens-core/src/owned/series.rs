@@ -1,44 +1,111 @@
 //! The series of one owned instrument, by attribute set, under the
-//! cardinality limit.
+//! cardinality limit, each ending when idle or forgotten (see
+//! [`expiry`](super::expiry)).
 
 use std::collections::HashMap;
-use std::sync::{Arc, OnceLock, PoisonError, RwLock};
+use std::sync::atomic::{fence, Ordering};
+use std::sync::{Arc, OnceLock, PoisonError, RwLock, RwLockWriteGuard};
+use std::time::{Duration, SystemTime};
 
 use opentelemetry::KeyValue;
 
+use super::expiry::{self, Expiry, Forgotten};
+use crate::cells;
 use crate::export::overflow::OVERFLOW_ATTRIBUTE;
+
+/// A cell that says whether it was recorded into since a sweep last asked.
+pub trait Touched: Send + Sync + 'static {
+    /// Whether recorded into since the last call; lowers the mark.
+    fn take_touched(&self) -> bool;
+}
+
+macro_rules! touched {
+    ($($cell:ident),*) => {$(
+        impl<T: cells::CellValue> Touched for cells::$cell<T> {
+            fn take_touched(&self) -> bool {
+                cells::$cell::take_touched(self)
+            }
+        }
+    )*};
+}
+
+touched!(Sum, LastValue, Histogram, ExponentialHistogram);
+
+type HashMapGuard<'a, C> = RwLockWriteGuard<'a, HashMap<Vec<KeyValue>, Arc<C>>>;
+
+/// One series and what its expiry needs.
+struct Entry<C> {
+    /// Sorted by key, the first of a repeated key kept: as exported.
+    attributes: Vec<KeyValue>,
+    series: Arc<C>,
+    /// The spellings it is found under in `by_attributes`, one reference
+    /// each.
+    aliases: Vec<Vec<KeyValue>>,
+    start: SystemTime,
+    /// When a sweep last saw it recorded into, by the expiry's clock.
+    seen: Duration,
+    /// Made or recorded by `start_at_zero`: never idle.
+    pinned: bool,
+}
+
+struct Entries<C> {
+    in_order: Vec<Entry<C>>,
+    /// Entries with attributes, which the limit counts.
+    keyed: usize,
+}
 
 /// Series keyed by attribute set. Both the spelling recorded and the one
 /// exported (sorted by key, the first of a repeated key kept) find a series,
-/// as in the SDK. At most `limit` attribute sets (the empty one aside) get
-/// a series of their own; later ones share the overflow series
+/// as in the SDK. At most `limit` live attribute sets (the empty one aside)
+/// get a series of their own; later ones share the overflow series
 /// (`otel.metric.overflow=true`), as the SDK's do.
 pub(crate) struct SeriesMap<C> {
     by_attributes: RwLock<HashMap<Vec<KeyValue>, Arc<C>>>,
-    in_order: RwLock<Vec<(Vec<KeyValue>, Arc<C>)>>,
-    overflow: OnceLock<Arc<C>>,
+    entries: RwLock<Entries<C>>,
+    overflow: OnceLock<(Arc<C>, SystemTime)>,
     limit: usize,
+    expiry: Expiry,
+    /// Whether a series holds live state (an up-down counter away from
+    /// zero), which keeps it however long it is idle.
+    live: fn(&C) -> bool,
 }
 
-impl<C> SeriesMap<C> {
-    pub(crate) fn new(limit: usize) -> Self {
+impl<C: Touched> SeriesMap<C> {
+    pub(crate) fn new(limit: usize, expiry: Expiry, live: fn(&C) -> bool) -> Self {
         SeriesMap {
             by_attributes: RwLock::default(),
-            in_order: RwLock::default(),
+            entries: RwLock::new(Entries {
+                in_order: Vec::new(),
+                keyed: 0,
+            }),
             overflow: OnceLock::new(),
             limit,
+            expiry,
+            live,
         }
+    }
+
+    /// Both maps for writing, in the one order every writer takes them.
+    fn write(&self) -> (HashMapGuard<'_, C>, RwLockWriteGuard<'_, Entries<C>>) {
+        (
+            self.by_attributes
+                .write()
+                .unwrap_or_else(PoisonError::into_inner),
+            self.entries.write().unwrap_or_else(PoisonError::into_inner),
+        )
     }
 
     /// The series of `attributes`, made with `make` on first use.
     pub(crate) fn get(&self, attributes: &[KeyValue], make: impl Fn() -> C) -> Arc<C> {
-        if let Some(found) = self
-            .by_attributes
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(attributes)
-        {
-            return Arc::clone(found);
+        if !expiry::pinning() {
+            if let Some(found) = self
+                .by_attributes
+                .read()
+                .unwrap_or_else(PoisonError::into_inner)
+                .get(attributes)
+            {
+                return Arc::clone(found);
+            }
         }
         self.insert(attributes, make)
     }
@@ -46,48 +113,182 @@ impl<C> SeriesMap<C> {
     #[cold]
     fn insert(&self, attributes: &[KeyValue], make: impl Fn() -> C) -> Arc<C> {
         let sorted = sort_and_dedup(attributes);
-        let mut by_attributes = self
-            .by_attributes
-            .write()
-            .unwrap_or_else(PoisonError::into_inner);
-        if let Some(found) = by_attributes
+        let (mut by_attributes, mut entries) = self.write();
+        let found = by_attributes
             .get(attributes)
             .or_else(|| by_attributes.get(&sorted))
-        {
-            let found = Arc::clone(found);
-            by_attributes.insert(attributes.to_vec(), Arc::clone(&found));
+            .map(Arc::clone);
+        if let Some(found) = found {
+            if let Some(entry) = entries
+                .in_order
+                .iter_mut()
+                .find(|e| Arc::ptr_eq(&e.series, &found))
+            {
+                entry.pinned |= expiry::pinning();
+                if !by_attributes.contains_key(attributes) {
+                    entry.aliases.push(attributes.to_vec());
+                    by_attributes.insert(attributes.to_vec(), Arc::clone(&found));
+                }
+            }
             return found;
         }
-        let mut in_order = self
-            .in_order
-            .write()
-            .unwrap_or_else(PoisonError::into_inner);
-        let counted = in_order.iter().filter(|(a, _)| !a.is_empty()).count();
-        if !sorted.is_empty() && counted >= self.limit {
-            return Arc::clone(self.overflow.get_or_init(|| Arc::new(make())));
+        if !sorted.is_empty() && entries.keyed >= self.limit {
+            // Room that idle series hold goes to new ones before overflow.
+            self.sweep_locked(&mut by_attributes, &mut entries);
+            if entries.keyed >= self.limit {
+                let (overflow, _) = self
+                    .overflow
+                    .get_or_init(|| (Arc::new(make()), SystemTime::now()));
+                return Arc::clone(overflow);
+            }
         }
         let made = Arc::new(make());
-        by_attributes.insert(attributes.to_vec(), Arc::clone(&made));
+        let mut aliases = vec![sorted.clone()];
         by_attributes.insert(sorted.clone(), Arc::clone(&made));
-        in_order.push((sorted, Arc::clone(&made)));
+        if attributes != sorted.as_slice() {
+            aliases.push(attributes.to_vec());
+            by_attributes.insert(attributes.to_vec(), Arc::clone(&made));
+        }
+        entries.keyed += usize::from(!sorted.is_empty());
+        entries.in_order.push(Entry {
+            attributes: sorted,
+            series: Arc::clone(&made),
+            aliases,
+            start: SystemTime::now(),
+            seen: self.expiry.now(),
+            pinned: expiry::pinning(),
+        });
         made
     }
 
     /// Runs `f` on every series in the order they were made, the overflow
-    /// series last, each with its attributes as exported.
-    pub(crate) fn for_each(&self, mut f: impl FnMut(&[KeyValue], &C)) {
-        for (attributes, series) in self
-            .in_order
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .iter()
-        {
-            f(attributes, series);
+    /// series last, each with its attributes as exported and when it
+    /// started.
+    pub(crate) fn for_each(&self, mut f: impl FnMut(&[KeyValue], &C, SystemTime)) {
+        let entries = self.entries.read().unwrap_or_else(PoisonError::into_inner);
+        for entry in &entries.in_order {
+            f(&entry.attributes, &entry.series, entry.start);
         }
-        if let Some(overflow) = self.overflow.get() {
-            f(&[KeyValue::new(OVERFLOW_ATTRIBUTE, true)], overflow);
+        if let Some((overflow, start)) = self.overflow.get() {
+            f(&[KeyValue::new(OVERFLOW_ATTRIBUTE, true)], overflow, *start);
         }
     }
+
+    /// Ends the series idle for the timeout; nothing without one.
+    pub(crate) fn sweep(&self) {
+        if self.expiry.timeout.is_none() {
+            return;
+        }
+        let (mut by_attributes, mut entries) = self.write();
+        self.sweep_locked(&mut by_attributes, &mut entries);
+    }
+
+    fn sweep_locked(
+        &self,
+        by_attributes: &mut HashMap<Vec<KeyValue>, Arc<C>>,
+        entries: &mut Entries<C>,
+    ) {
+        let Some(timeout) = self.expiry.timeout else {
+            return;
+        };
+        let now = self.expiry.now();
+        let live = self.live;
+        let before = entries.in_order.len();
+        entries.in_order.retain_mut(|entry| {
+            if entry.series.take_touched() {
+                entry.seen = now;
+                return true;
+            }
+            if entry.pinned
+                || now.saturating_sub(entry.seen) < timeout
+                || live(&entry.series)
+                || !unheld(entry)
+            {
+                return true;
+            }
+            // A record through a handle let go of since the check above
+            // raised the flag before it let go: seen through the fence.
+            if entry.series.take_touched() {
+                entry.seen = now;
+                return true;
+            }
+            for alias in &entry.aliases {
+                by_attributes.remove(alias);
+            }
+            false
+        });
+        if entries.in_order.len() != before {
+            entries.keyed = entries
+                .in_order
+                .iter()
+                .filter(|e| !e.attributes.is_empty())
+                .count();
+        }
+    }
+
+    /// Ends every series whose attributes carry `attribute`, unless held.
+    pub(crate) fn forget(&self, attribute: &KeyValue) -> Forgotten {
+        let mut forgotten = Forgotten::default();
+        let (mut by_attributes, mut entries) = self.write();
+        entries.in_order.retain(|entry| {
+            if !entry.attributes.contains(attribute) {
+                return true;
+            }
+            if !unheld(entry) {
+                forgotten.held += 1;
+                return true;
+            }
+            for alias in &entry.aliases {
+                by_attributes.remove(alias);
+            }
+            forgotten.series += 1;
+            false
+        });
+        entries.keyed = entries
+            .in_order
+            .iter()
+            .filter(|e| !e.attributes.is_empty())
+            .count();
+        forgotten
+    }
+
+    /// Ends the series of `attributes` unless something holds it;
+    /// whether it ended.
+    pub(crate) fn remove(&self, attributes: &[KeyValue]) -> bool {
+        let sorted = sort_and_dedup(attributes);
+        let (mut by_attributes, mut entries) = self.write();
+        let Some(at) = entries.in_order.iter().position(|e| e.attributes == sorted) else {
+            return false;
+        };
+        if !unheld(&entries.in_order[at]) {
+            return false;
+        }
+        let entry = entries.in_order.remove(at);
+        for alias in &entry.aliases {
+            by_attributes.remove(alias);
+        }
+        entries.keyed -= usize::from(!entry.attributes.is_empty());
+        true
+    }
+
+    /// How many series it has now, the overflow series aside.
+    pub(crate) fn len(&self) -> usize {
+        self.entries
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .in_order
+            .len()
+    }
+}
+
+/// Whether nothing but the map holds `entry`'s series. Called with the
+/// map's write lock held, so no reference can be taken from the map
+/// meanwhile; the fence makes what a holder did before letting go (its
+/// records, their flags) visible to what the caller reads next.
+fn unheld<C>(entry: &Entry<C>) -> bool {
+    let unheld = Arc::strong_count(&entry.series) <= 1 + entry.aliases.len();
+    fence(Ordering::Acquire);
+    unheld
 }
 
 fn sort_and_dedup(attributes: &[KeyValue]) -> Vec<KeyValue> {

@@ -19,6 +19,7 @@ fn instrument(registry: &Registry, name: &str, limit: usize) -> Arc<HistogramIns
             scope(),
             (name.to_owned(), "Time taken.".to_owned(), "ms".to_owned()),
             limit,
+            registry.expiry().clone(),
             || crate::cells::Histogram::new([10.0, 100.0].into()),
         ))
     })
@@ -131,6 +132,7 @@ fn reading(count: u64, sum: f64, extremes: Option<(f64, f64)>) -> Vec<OwnedScope
             value_type: crate::ValueType::F64,
             data: OwnedData::Explicit(vec![HistogramPoint {
                 attributes: Vec::new(),
+                start_time: SystemTime::UNIX_EPOCH,
                 bounds: [10.0].into(),
                 bucket_counts: vec![count, 0],
                 count,

@@ -11,11 +11,15 @@
 //! the attribute values or loading the table.
 
 use std::hash::{BuildHasher, Hash, Hasher};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::time::Duration;
 
-use arc_swap::ArcSwap;
+use arc_swap::{ArcSwap, ArcSwapOption};
 use hashbrown::{DefaultHashBuilder, HashTable};
 use opentelemetry::{Key, KeyValue, StringValue, Value};
+
+use crate::owned::expiry::{self, Holder};
 
 /// Bundles a [`BoundMap`] holds at most. Past it, records take the unbound
 /// path, so memory stays bounded however many model names a server sees; the
@@ -99,11 +103,30 @@ fn same_text(a: &str, b: &str) -> bool {
     len == 0 || (a[0] == b[0] && a[len / 2] == b[len / 2] && a[len - 1] == b[len - 1])
 }
 
+/// A bundle and what tells whether it is in use.
+struct Slot<B> {
+    bundle: B,
+    /// Raised by each look-up that finds it, lowered by each sweep.
+    used: AtomicBool,
+    /// When a sweep last saw it used, in nanoseconds of the registry's
+    /// clock.
+    seen: AtomicU64,
+}
+
+impl<B> Slot<B> {
+    #[inline]
+    fn mark(&self) {
+        if !self.used.load(Ordering::Relaxed) {
+            self.used.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
 struct Entry<B> {
     hash: u64,
     // Shared, so that copying the table on insert copies pointers only.
     values: Arc<[Option<Value>]>,
-    bundle: Arc<B>,
+    slot: Arc<Slot<B>>,
 }
 
 impl<B> Clone for Entry<B> {
@@ -111,7 +134,7 @@ impl<B> Clone for Entry<B> {
         Entry {
             hash: self.hash,
             values: Arc::clone(&self.values),
-            bundle: Arc::clone(&self.bundle),
+            slot: Arc::clone(&self.slot),
         }
     }
 }
@@ -135,35 +158,60 @@ impl<B> Entry<B> {
 ///
 /// Readers load an immutable table through [`ArcSwap`] (no lock, no
 /// reference-count traffic on a shared line); writers copy the table, which
-/// happens once per distinct attribute set and at most [`BOUND_LIMIT`] times.
-pub struct BoundMap<B> {
+/// happens once per distinct attribute set and at most [`BOUND_LIMIT`] times
+/// between sweeps.
+///
+/// A map built for a meter with owned series lets go of the bundles it has
+/// not used for the idle timeout at each sweep, and of those carrying a
+/// forgotten value, so the series their handles hold can end: a router that
+/// has seen a hundred thousand backends keeps bundles for the live ones.
+pub struct BoundMap<B>(Arc<Inner<B>>);
+
+struct Inner<B> {
     // The first entry inserted, checked before the table.
-    first: OnceLock<Entry<B>>,
+    first: ArcSwapOption<Entry<B>>,
     table: ArcSwap<HashTable<Entry<B>>>,
     hasher: DefaultHashBuilder,
     writer: Mutex<()>,
+    /// The attribute keys, as the first look-up gave them (every look-up
+    /// of one map gives the same).
+    keys: OnceLock<Box<[&'static str]>>,
 }
 
 impl<B> Default for BoundMap<B> {
     fn default() -> Self {
-        BoundMap {
-            first: OnceLock::new(),
+        BoundMap(Arc::new(Inner {
+            first: ArcSwapOption::empty(),
             table: ArcSwap::from_pointee(HashTable::new()),
             hasher: DefaultHashBuilder::default(),
             writer: Mutex::new(()),
+            keys: OnceLock::new(),
+        }))
+    }
+}
+
+impl<B: Send + Sync + 'static> BoundMap<B> {
+    /// An empty map whose bundles `meter`'s registry sweeps (see the type's
+    /// docs); an empty map that keeps its bundles for a meter without one.
+    pub fn for_meter(meter: &crate::Meter) -> Self {
+        let map = Self::default();
+        if let Some(registry) = meter.registry() {
+            let inner: Arc<dyn Holder> = map.0.clone();
+            registry.add_holder(Arc::downgrade(&inner));
         }
+        map
     }
 }
 
 impl<B> BoundMap<B> {
-    /// An empty map.
+    /// An empty map that keeps every bundle.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// How many bundles the map holds.
     pub fn len(&self) -> usize {
-        self.table.load().len()
+        self.0.table.load().len()
     }
 
     /// Whether the map holds no bundle.
@@ -183,16 +231,28 @@ impl<B> BoundMap<B> {
         make: impl FnOnce(Box<[KeyValue]>) -> B,
         with: impl FnOnce(&B) -> R,
     ) -> Option<R> {
-        if let Some(first) = self.first.get() {
-            if first.matches(parts) {
-                return Some(with(&first.bundle));
+        // `start_at_zero` records unbound, so that each series it records
+        // is pinned where it lives, and the bundle is not: the set's other
+        // series of those values still end when idle.
+        if expiry::pinning() {
+            return None;
+        }
+        let inner = &*self.0;
+        {
+            let first = inner.first.load();
+            if let Some(first) = &*first {
+                if first.matches(parts) {
+                    first.slot.mark();
+                    return Some(with(&first.slot.bundle));
+                }
             }
         }
-        let hash = self.hash(parts);
+        let hash = inner.hash(parts);
         {
-            let table = self.table.load();
+            let table = inner.table.load();
             if let Some(entry) = table.find(hash, |e| e.hash == hash && e.matches(parts)) {
-                return Some(with(&entry.bundle));
+                entry.slot.mark();
+                return Some(with(&entry.slot.bundle));
             }
             // Full: say so without touching the writer lock, so servers past
             // the limit do not serialise on it.
@@ -200,10 +260,13 @@ impl<B> BoundMap<B> {
                 return None;
             }
         }
-        self.insert(hash, keys, parts, make)
-            .map(|bundle| with(&bundle))
+        inner
+            .insert(hash, keys, parts, make)
+            .map(|slot| with(&slot.bundle))
     }
+}
 
+impl<B> Inner<B> {
     fn hash(&self, parts: &[Option<KeyPart<'_>>]) -> u64 {
         let mut state = self.hasher.build_hasher();
         for part in parts {
@@ -222,12 +285,14 @@ impl<B> BoundMap<B> {
         keys: &[&'static str],
         parts: &[Option<KeyPart<'_>>],
         make: impl FnOnce(Box<[KeyValue]>) -> B,
-    ) -> Option<Arc<B>> {
+    ) -> Option<Arc<Slot<B>>> {
         // A writer that panicked left the table intact: it is swapped whole.
         let _writer = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
+        let _ = self.keys.set(keys.into());
         let table = self.table.load_full();
         if let Some(entry) = table.find(hash, |e| e.hash == hash && e.matches(parts)) {
-            return Some(Arc::clone(&entry.bundle));
+            entry.slot.mark();
+            return Some(Arc::clone(&entry.slot));
         }
         if table.len() >= BOUND_LIMIT {
             return None;
@@ -244,18 +309,85 @@ impl<B> BoundMap<B> {
                 Some(KeyValue::new(Key::from_static_str(key), value))
             })
             .collect();
-        let bundle = Arc::new(make(attributes));
+        let slot = Arc::new(Slot {
+            bundle: make(attributes),
+            used: AtomicBool::new(true),
+            seen: AtomicU64::new(0),
+        });
         let entry = Entry {
             hash,
             values,
-            bundle: Arc::clone(&bundle),
+            slot: Arc::clone(&slot),
         };
         // Under the writer lock: the first entry is the table's first.
-        let _ = self.first.set(entry.clone());
+        if self.first.load().is_none() {
+            self.first.store(Some(Arc::new(entry.clone())));
+        }
         let mut grown = HashTable::clone(&table);
         grown.insert_unique(hash, entry, |e| e.hash);
         self.table.store(Arc::new(grown));
-        Some(bundle)
+        Some(slot)
+    }
+
+    /// Keeps the entries `keep` says to keep, under the writer lock; the
+    /// first entry goes with its table entry.
+    fn retain(&self, mut keep: impl FnMut(&Entry<B>) -> bool) {
+        let _writer = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
+        let table = self.table.load_full();
+        let mut kept = HashTable::with_capacity(table.len());
+        let mut dropped = false;
+        for entry in table.iter() {
+            if keep(entry) {
+                kept.insert_unique(entry.hash, entry.clone(), |e| e.hash);
+            } else {
+                dropped = true;
+            }
+        }
+        if !dropped {
+            return;
+        }
+        let first = self.first.load_full();
+        if let Some(first) = first {
+            let still = kept
+                .find(first.hash, |e| Arc::ptr_eq(&e.slot, &first.slot))
+                .is_some();
+            if !still {
+                self.first.store(None);
+            }
+        }
+        // Readers that loaded the old table keep it, and the handles in it,
+        // until they are done: the series stay held until then.
+        self.table.store(Arc::new(kept));
+    }
+}
+
+impl<B: Send + Sync> Holder for Inner<B> {
+    fn sweep(&self, now: Duration, timeout: Option<Duration>) {
+        let Some(timeout) = timeout else {
+            return;
+        };
+        let now_nanos = u64::try_from(now.as_nanos()).unwrap_or(u64::MAX);
+        let timeout = u64::try_from(timeout.as_nanos()).unwrap_or(u64::MAX);
+        self.retain(|entry| {
+            let slot = &entry.slot;
+            if slot.used.swap(false, Ordering::Relaxed) {
+                slot.seen.store(now_nanos, Ordering::Relaxed);
+                return true;
+            }
+            now_nanos.saturating_sub(slot.seen.load(Ordering::Relaxed)) < timeout
+        });
+    }
+
+    fn forget(&self, attribute: &KeyValue) {
+        let Some(keys) = self.keys.get() else {
+            return;
+        };
+        let Some(at) = keys.iter().position(|k| *k == attribute.key.as_str()) else {
+            return;
+        };
+        self.retain(|entry| {
+            entry.values.get(at).and_then(Option::as_ref) != Some(&attribute.value)
+        });
     }
 }
 

@@ -164,6 +164,11 @@ pub struct NemoLensConfig {
     /// instrument keeps before the SDK merges the rest into one series
     /// marked `otel.metric.overflow`; `None` for the SDK's 2000.
     pub cardinality_limit: Option<usize>,
+    /// `NEMO_LENS_SERIES_IDLE_TIMEOUT`: a series not recorded for this long
+    /// ends (see [`Meter::forget`](crate::Meter::forget) for the rules); a
+    /// duration such as `30s`, `15m` or `2h`. `None` (unset or `0`): series
+    /// never end, as in Python nemo-lens.
+    pub series_idle_timeout: Option<Duration>,
     /// The prefix of nemo-lens's own variables as this configuration read
     /// them (`NEMO_LENS`, or the first prefix given to
     /// [`from_env_with_prefix`](Self::from_env_with_prefix)), so messages
@@ -240,6 +245,7 @@ impl Default for NemoLensConfig {
             semconv_opt_in: SemconvOptIn::none(),
             histogram_aggregation: HistogramAggregation::ExplicitBucket,
             cardinality_limit: None,
+            series_idle_timeout: None,
             prefix: DEFAULT_PREFIX.to_owned(),
             enabled_set: false,
             exporter_requested_by: None,
@@ -390,6 +396,10 @@ impl NemoLensConfig {
             }
             config.cardinality_limit = Some(limit);
         }
+        if let Some((var, v)) = reader.prefixed("SERIES_IDLE_TIMEOUT") {
+            let timeout = parse_duration(&var, &v)?;
+            config.series_idle_timeout = (!timeout.is_zero()).then_some(timeout);
+        }
         if let Some((var, v)) = reader.plain(&[DEFAULT_HISTOGRAM_AGGREGATION]) {
             config.histogram_aggregation =
                 HistogramAggregation::from_name(&v).ok_or_else(|| {
@@ -412,6 +422,35 @@ impl NemoLensConfig {
 
 /// A positive number of milliseconds: the SDK would silently turn 0 into
 /// its own default.
+/// A duration written as a whole number and a unit: `500ms`, `30s`, `15m`,
+/// `2h`; `0` alone means none.
+pub(super) fn parse_duration(variable: &str, value: &str) -> Result<Duration, ConfigError> {
+    const EXPECTED: &str = "a duration such as 30s, 15m or 2h (or 0 for never)";
+    let trimmed = value.trim();
+    if trimmed == "0" {
+        return Ok(Duration::ZERO);
+    }
+    let split = trimmed
+        .find(|c: char| !c.is_ascii_digit())
+        .ok_or_else(|| ConfigError::new(variable, value, EXPECTED))?;
+    let (number, unit) = trimmed.split_at(split);
+    let number: u64 = number
+        .parse()
+        .map_err(|_| ConfigError::new(variable, value, EXPECTED))?;
+    let seconds = match unit {
+        "ms" => return Ok(Duration::from_millis(number)),
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        _ => return Err(ConfigError::new(variable, value, EXPECTED)),
+    };
+    number
+        .checked_mul(seconds)
+        .map(Duration::from_secs)
+        .ok_or_else(|| ConfigError::new(variable, value, EXPECTED))
+}
+
 pub(super) fn parse_millis(variable: &str, value: &str) -> Result<Duration, ConfigError> {
     const EXPECTED: &str = "a positive whole number of milliseconds";
     match parse_number::<u64>(variable, value, EXPECTED)? {
@@ -552,6 +591,25 @@ mod tests {
     }
 
     #[test]
+    fn idle_timeouts_read_as_durations() {
+        let read = |v: &str| {
+            config(&[
+                ("NEMO_LENS_ENABLED", "1"),
+                ("NEMO_LENS_SERIES_IDLE_TIMEOUT", v),
+            ])
+            .unwrap()
+            .series_idle_timeout
+        };
+        assert_eq!(read("30s"), Some(Duration::from_secs(30)));
+        assert_eq!(read("2h"), Some(Duration::from_secs(7200)));
+        assert_eq!(read("250ms"), Some(Duration::from_millis(250)));
+        assert_eq!(read("0"), None);
+        assert_eq!(read("0s"), None);
+        let unset = config(&[("NEMO_LENS_ENABLED", "1")]).unwrap();
+        assert_eq!(unset.series_idle_timeout, None);
+    }
+
+    #[test]
     fn every_variable_is_read() {
         let c = config(&[
             ("NEMO_LENS_ENABLED", "on"),
@@ -583,9 +641,11 @@ mod tests {
                 "OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION",
                 "BASE2_EXPONENTIAL_BUCKET_HISTOGRAM",
             ),
+            ("NEMO_LENS_SERIES_IDLE_TIMEOUT", "15m"),
         ])
         .unwrap();
         assert!(c.metrics_active());
+        assert_eq!(c.series_idle_timeout, Some(Duration::from_secs(900)));
         assert_eq!(c.exporter, ExporterKind::Otlp);
         assert_eq!(c.export_strategy, ExportStrategy::Sampled);
         assert_eq!((c.export_rank, c.export_sample_rate), (3, 0.25));
@@ -674,6 +734,21 @@ mod tests {
                 "explicit_bucket_histogram or base2_exponential_bucket_histogram",
             ),
             ("NEMO_LENS_CARDINALITY_LIMIT", "0", "positive whole number"),
+            (
+                "NEMO_LENS_SERIES_IDLE_TIMEOUT",
+                "15",
+                "duration such as 30s",
+            ),
+            (
+                "NEMO_LENS_SERIES_IDLE_TIMEOUT",
+                "5 min",
+                "duration such as 30s",
+            ),
+            (
+                "NEMO_LENS_SERIES_IDLE_TIMEOUT",
+                "-1s",
+                "duration such as 30s",
+            ),
             (
                 "NEMO_LENS_CARDINALITY_LIMIT",
                 "lots",

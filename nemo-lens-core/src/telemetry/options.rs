@@ -44,6 +44,8 @@ pub struct SetupOptions {
     pub(super) semconv_opt_in: Option<SemconvOptIn>,
     pub(super) histogram_aggregation: Option<HistogramAggregation>,
     pub(super) cardinality_limit: Option<usize>,
+    pub(super) series_idle_timeout: Option<Duration>,
+    pub(super) series_clock: Option<std::sync::Arc<dyn crate::owned::expiry::Clock>>,
 }
 
 impl Default for SetupOptions {
@@ -84,6 +86,8 @@ impl SetupOptions {
             semconv_opt_in: None,
             histogram_aggregation: None,
             cardinality_limit: None,
+            series_idle_timeout: None,
+            series_clock: None,
         }
     }
 
@@ -291,6 +295,35 @@ impl SetupOptions {
     /// ```
     pub fn cardinality_limit(mut self, limit: usize) -> Self {
         self.cardinality_limit = Some(limit.max(1));
+        self
+    }
+
+    /// How long a series may go unrecorded before it ends, instead of
+    /// `NEMO_LENS_SERIES_IDLE_TIMEOUT`
+    /// ([`NemoLensConfig::series_idle_timeout`]); zero: never. An ended
+    /// series leaves every exporter and frees its memory, and the same
+    /// attributes recorded again start a new series; see
+    /// [`Meter::forget`](crate::Meter::forget) for which series never end
+    /// and for ending them on purpose.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use nemo_lens::SetupOptions;
+    ///
+    /// // A router whose backends come and go.
+    /// let options = SetupOptions::new().series_idle_timeout(Duration::from_secs(15 * 60));
+    /// ```
+    pub fn series_idle_timeout(mut self, timeout: Duration) -> Self {
+        self.series_idle_timeout = Some(timeout);
+        self
+    }
+
+    /// The clock idle timeouts are timed by, instead of the system's
+    /// monotonic clock: a test advances a
+    /// [`ManualClock`](crate::testing::ManualClock) rather than sleeping.
+    #[cfg(feature = "testing")]
+    pub fn series_clock(mut self, clock: std::sync::Arc<dyn crate::owned::expiry::Clock>) -> Self {
+        self.series_clock = Some(clock);
         self
     }
 

@@ -147,7 +147,10 @@ pub(super) fn setup(
             None,
         ),
         None => {
-            let registry = Registry::new();
+            let registry = Registry::with_expiry(crate::owned::expiry::Expiry::new(
+                options.series_idle_timeout.or(config.series_idle_timeout),
+                options.series_clock.clone(),
+            ));
             // The option wins over the configuration it overrides.
             let overridden = options
                 .prometheus_resource_labels

@@ -66,6 +66,32 @@ impl Capture {
     /// `OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION` says, so
     /// results do not depend on the environment).
     pub fn new() -> Self {
+        Self::with_registry(Registry::new())
+    }
+
+    /// A capture whose series end once idle for `timeout`, timed by
+    /// `clock`: advance it to let time pass. Each reading sweeps first, as
+    /// an exporter's does.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    /// use nemo_lens::testing::{Capture, ManualClock};
+    /// use nemo_lens::opentelemetry::KeyValue;
+    ///
+    /// let clock = Arc::new(ManualClock::new());
+    /// let capture = Capture::with_idle_timeout(Duration::from_secs(60), clock.clone());
+    /// let requests = capture.meter().u64_counter("app.requests").build();
+    /// requests.add(1, &[KeyValue::new("server.address", "10.0.0.7:8000")]);
+    /// assert_eq!(capture.sum("app.requests", &[]), Some(1.0));
+    /// clock.advance(Duration::from_secs(61));
+    /// assert_eq!(capture.sum("app.requests", &[]), None);
+    /// ```
+    pub fn with_idle_timeout(timeout: std::time::Duration, clock: Arc<super::ManualClock>) -> Self {
+        Self::with_registry(Registry::with_idle_timeout(timeout, Some(clock)))
+    }
+
+    fn with_registry(registry: Arc<Registry>) -> Self {
         let reader = Arc::new(
             ManualReader::builder()
                 .with_temporality(Temporality::Cumulative)
@@ -78,7 +104,6 @@ impl Capture {
                 HistogramAggregation::ExplicitBucket,
             ))
             .build();
-        let registry = Registry::new();
         let meter = Meter::with_owned(
             provider.meter(SCOPE),
             crate::SemconvOptIn::none(),
@@ -98,6 +123,11 @@ impl Capture {
             meter,
             known: Mutex::default(),
         }
+    }
+
+    /// The registry of the owned series its meter records into.
+    pub fn registry(&self) -> &Arc<Registry> {
+        &self.registry
     }
 
     /// The meter to record through; clone it to hand it to the code under
@@ -251,6 +281,7 @@ impl Capture {
     }
 
     fn collect(&self) -> (ResourceMetrics, Vec<OwnedScope>) {
+        self.registry.sweep();
         let mut collected = ResourceMetrics::default();
         // Fails only once the provider is shut down, which the capture
         // never does while it is alive.

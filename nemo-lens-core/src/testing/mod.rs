@@ -100,7 +100,9 @@
 //! ```
 
 mod capture;
+mod clock;
 mod declared;
 
 pub use capture::Capture;
+pub use clock::ManualClock;
 pub use declared::declared;

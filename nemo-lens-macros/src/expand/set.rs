@@ -154,7 +154,7 @@ pub(super) fn build_set(checked: &Checked, names: &Names) -> TokenStream {
             __bound
         }}
     } else {
-        quote!(#p::BoundMap::new())
+        quote!(#p::BoundMap::for_meter(meter))
     };
     quote! {
         #(#instruments)*

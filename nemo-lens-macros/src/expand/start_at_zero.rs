@@ -97,7 +97,9 @@ pub(super) fn start_at_zero(checked: &Checked, p: &TokenStream) -> TokenStream {
         impl #ident {
             #[doc = #doc]
             #vis fn start_at_zero(meter: &#p::Meter) {
-                #(#starts)*
+                // Pinned: these series never end of idleness while the
+                // set lives, or `absent()` would fire after all.
+                #p::pinned(|| { #(#starts)* });
             }
         }
     }

@@ -177,13 +177,17 @@ fn a_scrape_before_the_first_summary_keeps_the_name_a_summary() {
     let mut scraped = String::new();
     recorder
         .inner
-        .new_histogram(parts(&key), |inner, series| {
-            let registered = inner.histograms.insert(key.clone(), series);
-            let found = inner.histograms.get(&key).expect("findable");
-            metrics::HistogramFn::record(&*found, 3.0);
-            scraped = text(&renderer);
-            registered
-        })
+        .new_histogram(
+            parts(&key),
+            SeriesKey::V024(key.clone()),
+            |inner, series| {
+                let registered = inner.histograms.insert(key.clone(), series);
+                let found = inner.histograms.get(&key).expect("findable");
+                metrics::HistogramFn::record(&*found, 3.0);
+                scraped = text(&renderer);
+                registered
+            },
+        )
         .expect("an exported series");
     assert!(!scraped.contains("histogram"), "{scraped}");
     let text = text(&renderer);

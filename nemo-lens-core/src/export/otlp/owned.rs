@@ -1,10 +1,13 @@
 //! The owned series of an export, added to the request the SDK's data
 //! became: each scope's histograms beside that scope's SDK instruments.
 
+use std::collections::HashMap;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
-use opentelemetry_proto::tonic::common::v1::InstrumentationScope as ProtoScope;
+use opentelemetry_proto::tonic::common::v1::{
+    InstrumentationScope as ProtoScope, KeyValue as ProtoKeyValue,
+};
 use opentelemetry_proto::tonic::metrics::v1::exponential_histogram_data_point::Buckets;
 use opentelemetry_proto::tonic::metrics::v1::{
     metric::Data, AggregationTemporality, ExponentialHistogram, ExponentialHistogramDataPoint,
@@ -26,6 +29,7 @@ pub(super) fn merge(request: &mut ExportMetricsServiceRequest, batch: &Batch) {
             .as_ref()
             .is_none_or(|s| s.name != KEEPALIVE_SCOPE)
     });
+    restart_scalars(&mut resource.scope_metrics, batch);
     let start = nanos(batch.start);
     let time = nanos(batch.time);
     let temporality = if batch.delta {
@@ -64,6 +68,56 @@ pub(super) fn merge(request: &mut ExportMetricsServiceRequest, batch: &Batch) {
             metrics.into_iter(),
         );
     }
+}
+
+/// Gives each point of an owned counter or up-down counter the start of its
+/// own series: the SDK gives every point its instrument's, and a series that
+/// ended and came back must start again, or a backend would read its lower
+/// value as a drop within one series.
+fn restart_scalars(scopes: &mut [ScopeMetrics], batch: &Batch) {
+    if batch.scalar_starts.is_empty() {
+        return;
+    }
+    for scope in scopes {
+        let Some(proto_scope) = &scope.scope else {
+            continue;
+        };
+        let version = (!proto_scope.version.is_empty()).then(|| proto_scope.version.clone());
+        for metric in &mut scope.metrics {
+            let Some(Data::Sum(sum)) = &mut metric.data else {
+                continue;
+            };
+            let key = (
+                proto_scope.name.clone(),
+                version.clone(),
+                metric.name.to_ascii_lowercase(),
+            );
+            let Some(series) = batch.scalar_starts.get(&key) else {
+                continue;
+            };
+            let starts: HashMap<Vec<u8>, u64> = series
+                .iter()
+                .map(|(attributes, start)| {
+                    let proto = Attributes::from(attributes.iter().cloned()).0;
+                    (attribute_key(proto), nanos(Some(*start)))
+                })
+                .collect();
+            for point in &mut sum.data_points {
+                if let Some(start) = starts.get(&attribute_key(point.attributes.clone())) {
+                    point.start_time_unix_nano = point.start_time_unix_nano.max(*start);
+                }
+            }
+        }
+    }
+}
+
+/// Attributes in one comparable form: sorted by key, encoded.
+fn attribute_key(mut attributes: Vec<ProtoKeyValue>) -> Vec<u8> {
+    attributes.sort_by(|a, b| a.key.cmp(&b.key));
+    attributes
+        .iter()
+        .flat_map(prost::Message::encode_length_delimited_to_vec)
+        .collect()
 }
 
 /// The family a metric of the request has on a Prometheus endpoint.
@@ -116,7 +170,7 @@ fn histogram(
                 .iter()
                 .map(|point| HistogramDataPoint {
                     attributes: Attributes::from(point.attributes.iter().cloned()).0,
-                    start_time_unix_nano: start,
+                    start_time_unix_nano: start.max(nanos(Some(point.start_time))),
                     time_unix_nano: time,
                     count: point.count,
                     sum: Some(point.sum),
@@ -140,7 +194,7 @@ fn histogram(
                     };
                     ExponentialHistogramDataPoint {
                         attributes: Attributes::from(point.attributes.iter().cloned()).0,
-                        start_time_unix_nano: start,
+                        start_time_unix_nano: start.max(nanos(Some(point.start_time))),
                         time_unix_nano: time,
                         count: point.count,
                         sum: Some(point.sum),
@@ -171,4 +225,89 @@ fn histogram(
 pub(super) fn nanos(time: Option<SystemTime>) -> u64 {
     time.and_then(|t| t.duration_since(UNIX_EPOCH).ok())
         .map_or(0, |d| d.as_nanos() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use opentelemetry::KeyValue;
+    use opentelemetry_proto::tonic::metrics::v1::{NumberDataPoint, ResourceMetrics, Sum};
+
+    use super::*;
+
+    fn point(backend: &str, start: u64) -> NumberDataPoint {
+        NumberDataPoint {
+            // Out of order: matched as a set.
+            attributes: Attributes::from(
+                [
+                    KeyValue::new("server.address", backend.to_owned()),
+                    KeyValue::new("gen_ai.request.model", "llama"),
+                ]
+                .into_iter(),
+            )
+            .0,
+            start_time_unix_nano: start,
+            ..Default::default()
+        }
+    }
+
+    /// A counter series that ended and came back keeps the start of its
+    /// own series, not the instrument's.
+    #[test]
+    fn scalar_points_take_the_start_of_their_own_series() {
+        let scope = opentelemetry::InstrumentationScope::builder("nemo.lens")
+            .with_version("0.1.0")
+            .build();
+        let instrument_start = 1_000;
+        let mut request = ExportMetricsServiceRequest {
+            resource_metrics: vec![ResourceMetrics {
+                scope_metrics: vec![ScopeMetrics {
+                    scope: Some(ProtoScope::from((&scope, None))),
+                    metrics: vec![Metric {
+                        name: "router.requests".to_owned(),
+                        data: Some(Data::Sum(Sum {
+                            data_points: vec![
+                                point("10.0.0.1:8000", instrument_start),
+                                point("10.0.0.2:8000", instrument_start),
+                            ],
+                            aggregation_temporality: AggregationTemporality::Cumulative as i32,
+                            is_monotonic: true,
+                        })),
+                        ..Default::default()
+                    }],
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+        };
+        let came_back = UNIX_EPOCH + Duration::from_secs(50);
+        let mut batch = Batch::default();
+        batch.scalar_starts.insert(
+            (
+                "nemo.lens".to_owned(),
+                Some("0.1.0".to_owned()),
+                "router.requests".to_owned(),
+            ),
+            [(
+                vec![
+                    KeyValue::new("gen_ai.request.model", "llama"),
+                    KeyValue::new("server.address", "10.0.0.2:8000"),
+                ],
+                came_back,
+            )]
+            .into(),
+        );
+        merge(&mut request, &batch);
+        let Some(Data::Sum(sum)) = &request.resource_metrics[0].scope_metrics[0].metrics[0].data
+        else {
+            panic!("the sum");
+        };
+        let starts: Vec<u64> = sum
+            .data_points
+            .iter()
+            .map(|p| p.start_time_unix_nano)
+            .collect();
+        assert_eq!(starts, [instrument_start, 50_000_000_000]);
+    }
 }

@@ -276,6 +276,9 @@ impl PrometheusRenderer {
     /// The current exposition in `format`.
     pub fn render_as(&self, format: Format) -> Result<Exposition, RenderError> {
         self.state.check()?;
+        if let Some(registry) = &self.registry {
+            registry.sweep();
+        }
         let mut collected = ResourceMetrics::default();
         self.reader
             .collect(&mut collected)
