@@ -18,12 +18,22 @@ use super::{Delta, OwnedScope, Registry};
 /// drop the scope; it is never sent.
 pub const KEEPALIVE_SCOPE: &str = "nemo_lens.owned.keepalive";
 
-/// Registers the keep-alive gauge on `provider`.
-pub(crate) fn keep_exports_coming(provider: &SdkMeterProvider) {
+/// Registers the keep-alive gauge on `provider`. Its callback, registered
+/// before any other, also sweeps `registry`'s series: a push exporter's
+/// collection runs the callbacks (which report owned counters and gauges)
+/// before the exporter reads the histograms, and idle series must be gone
+/// from both.
+pub(crate) fn keep_exports_coming(provider: &SdkMeterProvider, registry: &Arc<Registry>) {
+    let registry = Arc::downgrade(registry);
     let _gauge = provider
         .meter_with_scope(InstrumentationScope::builder(KEEPALIVE_SCOPE).build())
         .u64_observable_gauge("nemo_lens.owned.keepalive")
-        .with_callback(|observer| observer.observe(1, &[]))
+        .with_callback(move |observer| {
+            if let Some(registry) = registry.upgrade() {
+                registry.sweep_in_collection();
+            }
+            observer.observe(1, &[]);
+        })
         .build();
 }
 

@@ -126,6 +126,25 @@ impl Registry {
         }
     }
 
+    /// [`sweep`](Self::sweep) from inside an SDK collection, which holds the
+    /// provider's pipeline lock: holders are left to the next full sweep
+    /// (the metrics bridge's takes a lock under which it builds SDK
+    /// instruments), and when an instrument is being built (under the
+    /// instruments' lock, waiting on the pipeline's) nothing is swept.
+    pub(crate) fn sweep_in_collection(&self) {
+        if self.expiry.timeout.is_none() {
+            return;
+        }
+        let Ok(instruments) = self.instruments.try_lock() else {
+            return;
+        };
+        let all = instruments.in_order.clone();
+        drop(instruments);
+        for instrument in all {
+            instrument.sweep();
+        }
+    }
+
     /// Ends every series carrying `attribute` in the instruments of
     /// `scope` (every scope when `None`); see
     /// [`Meter::forget`](crate::Meter::forget).

@@ -164,8 +164,8 @@ pub(super) fn setup(
         }
     };
     let provider = pipeline.builder.build();
-    if pipeline.keep_exports_coming {
-        crate::owned::keep_exports_coming(&provider);
+    if let (true, Some(registry)) = (pipeline.keep_exports_coming, &registry) {
+        crate::owned::keep_exports_coming(&provider, registry);
     }
     let semconv = options
         .semconv_opt_in
