@@ -37,6 +37,11 @@ target_dir="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import j
 prometheus_bin="$(command -v prometheus || true)"
 promtool_bin="$(command -v promtool || true)"
 
+# nemo-lens top against the running demo (needs nothing installed).
+NEMO_LENS_DEMO_BIN="$target_dir/debug/demo" \
+NEMO_LENS_BIN="$target_dir/debug/nemo-lens" \
+    cargo test --test top_e2e -- --ignored --nocapture
+
 if [ -n "$promtool_bin" ]; then
     rules="$(mktemp --suffix=.rules.yml)"
     trap 'rm -f "$rules"' EXIT

@@ -28,7 +28,7 @@ pub use nemo_lens_core::export::console::ConsoleExporter;
 #[cfg_attr(docsrs, doc(cfg(feature = "prometheus")))]
 pub mod prometheus {
     pub use nemo_lens_core::export::prometheus::{
-        Exposition, Format, PrometheusReader, PrometheusRenderer, RenderError, CONTENT_TYPE,
+        proto, Exposition, Format, PrometheusReader, PrometheusRenderer, RenderError, CONTENT_TYPE,
         PROTOBUF_CONTENT_TYPE,
     };
 }

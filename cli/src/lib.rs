@@ -34,6 +34,7 @@ mod dashboard;
 pub mod promql;
 mod rules;
 mod sets;
+pub mod top;
 mod units;
 
 pub use catalog::{catalog_json, catalog_markdown};

@@ -45,6 +45,83 @@ enum Command {
         #[command(flatten)]
         sets: Sets,
     },
+    /// A live view of the golden signals of Prometheus endpoints: nemo-lens
+    /// services, vLLM, SGLang, Dynamo's frontend, services on the metrics
+    /// bridge. `q` quits; without a terminal, or with --once, it prints one
+    /// table (or JSON object) and exits.
+    Top {
+        /// Endpoints: http://host:port/metrics, or host:port (default:
+        /// nemo-lens's own, http://127.0.0.1:9464/metrics).
+        #[arg(value_name = "URL")]
+        urls: Vec<String>,
+        /// Seconds between refreshes (with --once: between the two reads).
+        #[arg(long, default_value_t = 2.0, value_parser = seconds)]
+        interval: f64,
+        /// Seconds one read may take (default: the interval, at most 2).
+        #[arg(long, value_parser = seconds)]
+        timeout: Option<f64>,
+        /// Read every endpoint twice, print once and exit.
+        #[arg(long)]
+        once: bool,
+        /// JSON: one object per refresh.
+        #[arg(long)]
+        json: bool,
+        /// What to show.
+        #[arg(long, value_enum, default_value_t = TopView::Serving)]
+        view: TopView,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum TopView {
+    /// Inference replicas: queues, KV cache, rates, errors, TTFT and TPOT.
+    Serving,
+    /// RL trainers: the rl.* gauges and generation and rollout times.
+    Rl,
+    /// Gym servers: sandboxes, the connection pool's queue, memory.
+    Gym,
+}
+
+fn seconds(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(s) if s.is_finite() && s > 0.0 => Ok(s),
+        _ => Err(format!("{text:?} is not a positive number of seconds")),
+    }
+}
+
+fn top(
+    urls: Vec<String>,
+    interval: f64,
+    timeout: Option<f64>,
+    once: bool,
+    json: bool,
+    view: TopView,
+) -> ExitCode {
+    let urls = if urls.is_empty() {
+        vec!["http://127.0.0.1:9464/metrics".to_owned()]
+    } else {
+        urls
+    };
+    let options = nemo_lens_cli::top::Options {
+        urls,
+        interval: std::time::Duration::from_secs_f64(interval),
+        timeout: std::time::Duration::from_secs_f64(timeout.unwrap_or(interval.min(2.0))),
+        once,
+        json,
+        mode: match view {
+            TopView::Serving => nemo_lens_cli::top::Mode::Serving,
+            TopView::Rl => nemo_lens_cli::top::Mode::Rl,
+            TopView::Gym => nemo_lens_cli::top::Mode::Gym,
+        },
+    };
+    match nemo_lens_cli::top::run(&options) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("nemo-lens top: {e}");
+            ExitCode::FAILURE
+        }
+    }
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -175,8 +252,19 @@ impl Sets {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let (Command::Catalog { sets, .. } | Command::Dashboard { sets } | Command::Rules { sets }) =
-        &cli.command;
+    let sets = match cli.command {
+        Command::Top {
+            urls,
+            interval,
+            timeout,
+            once,
+            json,
+            view,
+        } => return top(urls, interval, timeout, once, json, view),
+        Command::Catalog { ref sets, .. }
+        | Command::Dashboard { ref sets }
+        | Command::Rules { ref sets } => sets,
+    };
     let chosen = match sets.chosen() {
         Ok(chosen) => chosen,
         Err(e) => {
@@ -191,6 +279,7 @@ fn main() -> ExitCode {
         },
         Command::Dashboard { .. } => pretty(&nemo_lens_cli::dashboard(&chosen)),
         Command::Rules { .. } => nemo_lens_cli::rules(&chosen, &AlertPolicy::default()).to_yaml(),
+        Command::Top { .. } => unreachable!("handled above"),
     };
     let mut stdout = std::io::stdout().lock();
     match stdout

@@ -287,7 +287,13 @@ fn run() -> Result<(), Box<dyn Error>> {
         .setup(&config, rank, world_size)?;
     // Only the URL goes to stdout: the console exporter owns the rest of it.
     match telemetry.prometheus_url() {
-        Some(url) => println!("serving Prometheus metrics at {url}"),
+        Some(url) => {
+            println!("serving Prometheus metrics at {url}");
+            println!(
+                "watch it live: nemo-lens top {url}  \
+                 (from this repository: cargo run -p nemo-lens-cli -- top {url})"
+            );
+        }
         None if telemetry.is_exporting => {
             eprintln!("exporting with {}", config.exporter.as_str())
         }

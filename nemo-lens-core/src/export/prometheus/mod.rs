@@ -34,6 +34,7 @@
 
 crate::error_debug::debug_as_sentence!(PrometheusError, RenderError);
 
+pub mod proto;
 mod protobuf;
 
 // The server-free parts live in `export::exposition`, which `testing` uses

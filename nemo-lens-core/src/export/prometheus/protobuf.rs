@@ -6,121 +6,13 @@
 
 use prost::Message;
 
+use super::proto::{
+    Bucket, BucketSpan, Counter, Gauge, Histogram, LabelPair, Metric, MetricFamily, Quantile,
+    Summary, Untyped,
+};
+
 use super::families::{Family, Kind, Sample};
 use super::native::{self, NativeSide, ZERO_THRESHOLD};
-
-#[derive(Clone, PartialEq, Message)]
-struct LabelPair {
-    #[prost(string, tag = "1")]
-    name: String,
-    #[prost(string, tag = "2")]
-    value: String,
-}
-
-#[derive(Clone, PartialEq, Message)]
-struct Gauge {
-    #[prost(double, tag = "1")]
-    value: f64,
-}
-
-#[derive(Clone, PartialEq, Message)]
-struct Counter {
-    #[prost(double, tag = "1")]
-    value: f64,
-}
-
-#[derive(Clone, PartialEq, Message)]
-struct Untyped {
-    #[prost(double, tag = "1")]
-    value: f64,
-}
-
-#[derive(Clone, PartialEq, Message)]
-struct Quantile {
-    #[prost(double, tag = "1")]
-    quantile: f64,
-    #[prost(double, tag = "2")]
-    value: f64,
-}
-
-#[derive(Clone, PartialEq, Message)]
-struct Summary {
-    #[prost(uint64, tag = "1")]
-    sample_count: u64,
-    #[prost(double, tag = "2")]
-    sample_sum: f64,
-    #[prost(message, repeated, tag = "3")]
-    quantile: Vec<Quantile>,
-}
-
-#[derive(Clone, PartialEq, Message)]
-struct Bucket {
-    #[prost(uint64, tag = "1")]
-    cumulative_count: u64,
-    #[prost(double, tag = "2")]
-    upper_bound: f64,
-}
-
-#[derive(Clone, PartialEq, Message)]
-struct BucketSpan {
-    #[prost(sint32, tag = "1")]
-    offset: i32,
-    #[prost(uint32, tag = "2")]
-    length: u32,
-}
-
-#[derive(Clone, PartialEq, Message)]
-struct Histogram {
-    #[prost(uint64, tag = "1")]
-    sample_count: u64,
-    #[prost(double, tag = "2")]
-    sample_sum: f64,
-    #[prost(message, repeated, tag = "3")]
-    bucket: Vec<Bucket>,
-    #[prost(sint32, tag = "5")]
-    schema: i32,
-    #[prost(double, tag = "6")]
-    zero_threshold: f64,
-    #[prost(uint64, tag = "7")]
-    zero_count: u64,
-    #[prost(message, repeated, tag = "9")]
-    negative_span: Vec<BucketSpan>,
-    #[prost(sint64, repeated, tag = "10")]
-    negative_delta: Vec<i64>,
-    #[prost(message, repeated, tag = "12")]
-    positive_span: Vec<BucketSpan>,
-    #[prost(sint64, repeated, tag = "13")]
-    positive_delta: Vec<i64>,
-}
-
-#[derive(Clone, PartialEq, Message)]
-struct Metric {
-    #[prost(message, repeated, tag = "1")]
-    label: Vec<LabelPair>,
-    #[prost(message, optional, tag = "2")]
-    gauge: Option<Gauge>,
-    #[prost(message, optional, tag = "3")]
-    counter: Option<Counter>,
-    #[prost(message, optional, tag = "4")]
-    summary: Option<Summary>,
-    #[prost(message, optional, tag = "5")]
-    untyped: Option<Untyped>,
-    #[prost(message, optional, tag = "7")]
-    histogram: Option<Histogram>,
-}
-
-#[derive(Clone, PartialEq, Message)]
-struct MetricFamily {
-    #[prost(string, tag = "1")]
-    name: String,
-    #[prost(string, tag = "2")]
-    help: String,
-    /// `COUNTER` 0, `GAUGE` 1, `SUMMARY` 2, `UNTYPED` 3, `HISTOGRAM` 4.
-    #[prost(int32, tag = "3")]
-    r#type: i32,
-    #[prost(message, repeated, tag = "4")]
-    metric: Vec<Metric>,
-}
 
 /// The families as length-delimited protobuf messages.
 pub(super) fn encode(families: &[Family]) -> Vec<u8> {
