@@ -496,3 +496,49 @@ fn the_rl_and_gym_views_read_the_declared_names() {
         "sandboxes and servers: {gym}"
     );
 }
+
+/// An endpoint that accepts and never answers, and one that serves a web
+/// page: each shows in its row, and neither holds up the refresh (reads run
+/// at once, each within the timeout).
+#[test]
+fn a_silent_and_a_garbage_endpoint_show_in_their_rows_without_stalling() {
+    let silent = TcpListener::bind("127.0.0.1:0").unwrap();
+    let silent_url = format!("http://{}/metrics", silent.local_addr().unwrap());
+    // Accepts (the backlog does) and never writes: held until the test ends.
+    let _held = std::thread::spawn(move || {
+        let connections: Vec<_> = silent.incoming().take(2).collect();
+        std::thread::sleep(Duration::from_secs(5));
+        drop(connections);
+    });
+    let garbage = serve(Arc::new(Mutex::new(
+        "<html><body>Not Found</body></html>".to_owned(),
+    )));
+    let good = serve(Arc::new(Mutex::new(sglang(2.0, 5.0))));
+    let mut fleet = Fleet::new(&[silent_url, garbage, good], Duration::from_millis(500));
+    let started = Instant::now();
+    fleet.refresh();
+    let took = started.elapsed();
+    assert!(
+        took < Duration::from_millis(2000),
+        "one refresh took {took:?}"
+    );
+    let (rows, _) = fleet.rows();
+    assert_eq!(rows[0].status.as_str(), "down");
+    assert!(
+        rows[0].error.as_deref().unwrap().contains("timed out"),
+        "{:?}",
+        rows[0]
+    );
+    assert_eq!(rows[1].status.as_str(), "down");
+    assert!(
+        rows[1]
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("not a Prometheus sample"),
+        "{:?}",
+        rows[1]
+    );
+    assert_eq!(rows[2].status.as_str(), "up");
+    assert_eq!(rows[2].interval.running, Some(2.0));
+}
