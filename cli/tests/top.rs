@@ -542,3 +542,66 @@ fn a_silent_and_a_garbage_endpoint_show_in_their_rows_without_stalling() {
     assert_eq!(rows[2].status.as_str(), "up");
     assert_eq!(rows[2].interval.running, Some(2.0));
 }
+
+/// Without a terminal, `nemo-lens top` prints one table and exits 0, down
+/// replicas and all; `--once --json` prints one object of the contract.
+#[test]
+fn without_a_terminal_top_prints_once_and_exits() {
+    let good = serve(Arc::new(Mutex::new(sglang(2.0, 5.0))));
+    let refused = {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        format!("127.0.0.1:{port}")
+    };
+    let run = |extra: &[&str]| {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_nemo-lens"))
+            .args(["top", "--interval", "0.2"])
+            .args(extra)
+            .args([good.as_str(), refused.as_str()])
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{output:?}");
+        String::from_utf8(output.stdout).unwrap()
+    };
+    let table = run(&[]);
+    assert!(table.contains("1/2 endpoints up"), "{table}");
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with(&good) && l.contains(" up ")),
+        "{table}"
+    );
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with(&refused) && l.contains("down")),
+        "{table}"
+    );
+    let object: serde_json::Value = serde_json::from_str(&run(&["--once", "--json"])).unwrap();
+    let replicas = object["replicas"].as_array().unwrap();
+    assert_eq!(replicas[0]["url"], good.as_str());
+    assert_eq!(replicas[0]["status"], "up");
+    assert_eq!(replicas[0]["running"], 2.0);
+    assert_eq!(replicas[1]["url"], refused.as_str());
+    assert_eq!(replicas[1]["status"], "down");
+    assert!(replicas[1]["running"].is_null());
+    for key in [
+        "running",
+        "waiting",
+        "kv_cache_usage",
+        "requests_per_s",
+        "input_tokens_per_s",
+        "output_tokens_per_s",
+        "error_rate",
+        "ttft_s",
+        "tpot_s",
+    ] {
+        assert!(object["all"].get(key).is_some(), "all.{key}: {object}");
+    }
+    assert!(object["all"].get("url").is_none() && object["all"].get("status").is_none());
+    // SGLang has no input token counter here: null, never 0.
+    assert!(object["all"]["input_tokens_per_s"].is_null(), "{object}");
+}
