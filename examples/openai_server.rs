@@ -23,6 +23,12 @@
 //! nemo-lens and OpenTelemetry variable applies, and
 //! `NEMO_LENS_EXPORTER=otlp` or `console` sends the metrics there instead
 //! of serving them.
+//!
+//! Each generating request runs in a server span (its parent from
+//! `traceparent`), sampled as `OTEL_TRACES_SAMPLER` / `OTEL_TRACES_SAMPLER_ARG`
+//! say and exported with `OTEL_TRACES_EXPORTER=otlp` (endpoint and protocol
+//! from the `OTEL_EXPORTER_OTLP_*` variables): the TTFT and request-duration
+//! buckets on `/metrics` carry the sampled requests' trace ids as exemplars.
 
 use std::convert::Infallible;
 use std::error::Error;
@@ -58,6 +64,8 @@ mod reply;
 mod responses;
 #[path = "openai_server/telemetry.rs"]
 mod telemetry;
+#[path = "openai_server/traces.rs"]
+mod traces;
 
 use completions::Completions;
 use messages::Messages;
@@ -538,6 +546,7 @@ fn main() {
 async fn run() -> Result<(), Box<dyn Error>> {
     let args = parse_args()?;
     let (telemetry, renderer) = telemetry::setup("nemo-lens-openai-server")?;
+    let tracer_provider = traces::setup()?;
     let meter = telemetry.meter.clone();
     let engine = Arc::new(Engine {
         kv: KvCache::new(
@@ -568,6 +577,8 @@ async fn run() -> Result<(), Box<dyn Error>> {
                 .models([args.model.clone()])
                 .server_port(args.port),
         )
+        // Outside the OpenAI layer: what it records runs in the span.
+        .layer(axum::middleware::from_fn(traces::in_span))
         .route("/v1/models", get(models))
         .route("/metrics", get(metrics))
         .with_state(engine);
@@ -578,5 +589,8 @@ async fn run() -> Result<(), Box<dyn Error>> {
         args.model,
         listener.local_addr()?
     );
-    telemetry::serve(listener, app, telemetry).await
+    let served = telemetry::serve(listener, app, telemetry).await;
+    // Sends the spans still batched.
+    let _ = tracer_provider.shutdown();
+    served
 }

@@ -11,6 +11,9 @@
 #    p99 against the exact one (tests/native_histograms_e2e.rs);
 #  - Prometheus reading what the `metrics` facade bridge records: native
 #    histograms and the names as written (tests/metrics_bridge_e2e.rs);
+#  - exemplars: the example server's sampled requests on its latency
+#    buckets in Prometheus 2.42 (OpenMetrics and protobuf) and over OTLP
+#    (tests/exemplars_e2e.rs);
 #  - NVIDIA's aiperf driving the example OpenAI server on chat, Responses,
 #    Messages and embeddings, its figures held against the server's
 #    /metrics (tests/aiperf_e2e.rs), and through the metering proxy, against
@@ -84,6 +87,17 @@ if [ -n "$prometheus_bin" ]; then
         cargo test --features prometheus,prometheus-crate-bridge --test registry_bridge_e2e -- --ignored --nocapture
 else
     skip "tests/registry_bridge_e2e.rs (Prometheus scraping a bridged prometheus registry)" "prometheus is not installed (Debian's prometheus package)"
+fi
+
+# Exemplars: the example server's sampled requests on its latency buckets,
+# read back from Prometheus (OpenMetrics and protobuf) and over OTLP.
+if [ -n "$prometheus_bin" ]; then
+    cargo build --release --example openai_server --all-features
+    E2E_OPENAI_SERVER_BIN="$target_dir/release/examples/openai_server" \
+    PROMETHEUS_BIN="$prometheus_bin" \
+        cargo test --test exemplars_e2e -- --ignored --nocapture
+else
+    skip "tests/exemplars_e2e.rs (exemplars in Prometheus and over OTLP)" "prometheus is not installed (Debian's prometheus package)"
 fi
 
 venv="$target_dir/aiperf-venv"

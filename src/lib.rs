@@ -5,9 +5,9 @@
 
 pub use nemo_lens_core::{
     get_meter, prometheus_label, AttributeDescriptor, AttributeValue, Attributes, Descriptor,
-    FixedAttributeValue, Guarded, InstrumentKind, Instruments, KeyPart, Meter, Observation,
-    ObserveError, PrometheusNames, SemconvGate, SemconvOptIn, SetSlot, ValueType, WeakMeter,
-    GEN_AI_LATEST_EXPERIMENTAL, SEMCONV_STABILITY_OPT_IN,
+    ExemplarFilter, FixedAttributeValue, Guarded, InstrumentKind, Instruments, KeyPart, Meter,
+    Observation, ObserveError, PrometheusNames, SemconvGate, SemconvOptIn, SetSlot, ValueType,
+    WeakMeter, GEN_AI_LATEST_EXPERIMENTAL, SEMCONV_STABILITY_OPT_IN,
 };
 /// Derives [`AttributeValue`](trait@AttributeValue) and
 /// [`FixedAttributeValue`] for a field-less enum; see the
@@ -29,7 +29,7 @@ pub use nemo_lens_core::export::console::ConsoleExporter;
 pub mod prometheus {
     pub use nemo_lens_core::export::prometheus::{
         proto, Exposition, Format, PrometheusReader, PrometheusRenderer, RenderError, CONTENT_TYPE,
-        PROTOBUF_CONTENT_TYPE,
+        OPENMETRICS_CONTENT_TYPE, PROTOBUF_CONTENT_TYPE,
     };
 }
 /// A tower layer recording the GenAI server metrics of an OpenAI-compatible
@@ -44,6 +44,9 @@ pub mod openai {
 }
 /// The cells one series records into, striped when threads collide on it.
 pub use nemo_lens_core::cells;
+/// Exemplars: the trace and span of a request beside the histogram bucket
+/// it landed in.
+pub use nemo_lens_core::exemplar;
 /// Runtime metric groups: Lens's `MetricSpec` registry and spec files.
 pub use nemo_lens_core::groups;
 /// Instruments whose series nemo-lens keeps in [`cells`], read by the

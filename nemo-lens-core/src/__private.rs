@@ -8,6 +8,7 @@ pub use crate::record::{
     Measure, MissingAttribute, Reject, BOUND_LIMIT,
 };
 
+pub use crate::exemplar::Captured as ExemplarSpan;
 pub use crate::owned::expiry::pinned;
 pub use crate::owned::{
     BoundCounter, BoundGauge, BoundHistogram, BoundUpDownCounter, Counter, Gauge, Histogram,

@@ -13,6 +13,7 @@ mod cache;
 pub mod cells;
 mod descriptor;
 mod error_debug;
+pub mod exemplar;
 mod global;
 mod instruments;
 mod meter;
@@ -33,6 +34,7 @@ pub use aggregation::{
 pub use attributes::Attributes;
 pub use cache::SetSlot;
 pub use descriptor::{AttributeDescriptor, Descriptor, InstrumentKind, ValueType};
+pub use exemplar::ExemplarFilter;
 pub use global::get_meter;
 pub use instruments::{Guarded, Instruments};
 #[doc(hidden)]

@@ -12,6 +12,7 @@
 
 use std::time::Instant;
 
+use nemo_lens_core::exemplar::Captured;
 use nemo_lens_core::{Instruments, Meter, MeterLease};
 use opentelemetry::StringValue;
 
@@ -40,6 +41,10 @@ pub(crate) struct Guard<S: Ended> {
     meter: MeterLease,
     pub metrics: S,
     pub timing: Timing,
+    /// The span current at the start, which links what the guard records
+    /// at its end (a TTFT or duration recorded in a body's last poll,
+    /// outside the request's span) to that request.
+    span: Captured,
     ended: bool,
 }
 
@@ -51,10 +56,16 @@ impl<S: Ended> Guard<S> {
             None => Timing::default(),
         };
         metrics.prepare(&mut timing);
+        let span = if timing.is_timing() {
+            Captured::now()
+        } else {
+            Captured::none()
+        };
         Guard {
             meter: meter.lease(),
             metrics,
             timing,
+            span,
             ended: false,
         }
     }
@@ -92,7 +103,9 @@ impl<S: Ended> Guard<S> {
         };
         // Recorded in place: the guard is ending, nothing reads the fields
         // after this.
-        self.metrics.ended(&self.meter, measured, error_type);
+        let (metrics, meter) = (&mut self.metrics, &self.meter);
+        self.span
+            .scope(|| metrics.ended(meter, measured, error_type));
     }
 }
 

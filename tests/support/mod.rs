@@ -4,6 +4,7 @@
 #![allow(dead_code)] // each test binary uses a different part
 
 pub mod messages;
+pub mod otlp_http;
 pub mod servers;
 
 use std::collections::BTreeMap;

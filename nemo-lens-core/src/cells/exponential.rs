@@ -8,11 +8,13 @@
 use std::fmt;
 use std::sync::{Mutex, MutexGuard, PoisonError, TryLockError};
 
+use super::exemplars::Exemplars;
 use super::probe;
 use super::stripes::{Stripes, Table};
 use super::sum::{touch, ATTEMPTS};
 use super::sync::{AtomicBool, Ordering};
 use super::CellValue;
+use crate::exemplar::{Exemplar, ExemplarFilter};
 
 /// The finest scale the SDK uses, and the coarsest.
 const MIN_SCALE: i8 = -10;
@@ -327,6 +329,8 @@ pub struct ExponentialHistogram<T: CellValue> {
     max_scale: i8,
     // See `Sum::take_touched`.
     touched: AtomicBool,
+    /// `None` unless the exemplar filter keeps some.
+    exemplars: Option<Box<Exemplars>>,
     base: Cell<T>,
     stripes: Stripes<Cell<T>>,
 }
@@ -335,7 +339,16 @@ impl<T: CellValue> ExponentialHistogram<T> {
     /// An empty series of at most `max_size` buckets a side, starting at
     /// `max_scale`.
     pub fn new(max_size: u32, max_scale: i8) -> Self {
+        Self::with_exemplars(max_size, max_scale, ExemplarFilter::AlwaysOff)
+    }
+
+    /// An empty series that keeps the latest
+    /// [`EXPONENTIAL_RESERVOIR`](crate::exemplar::EXPONENTIAL_RESERVOIR)
+    /// exemplars (fewer with fewer buckets) of the records `filter` keeps.
+    pub fn with_exemplars(max_size: u32, max_scale: i8, filter: ExemplarFilter) -> Self {
+        let reservoir = crate::exemplar::EXPONENTIAL_RESERVOIR.min(max_size.max(1) as usize);
         ExponentialHistogram {
+            exemplars: Exemplars::new(filter, reservoir),
             max_size: max_size.clamp(1, i32::MAX as u32) as i32,
             max_scale: max_scale.clamp(MIN_SCALE, 20),
             touched: AtomicBool::new(false),
@@ -356,6 +369,17 @@ impl<T: CellValue> ExponentialHistogram<T> {
             Some(table) => self.record_striped(table, value),
         }
         touch(&self.touched);
+        if let Some(exemplars) = &self.exemplars {
+            exemplars.offer(value.to_f64());
+        }
+    }
+
+    /// The exemplars held, oldest first: the latest few recorded.
+    pub fn exemplars(&self) -> Vec<Exemplar> {
+        self.exemplars
+            .as_deref()
+            .map(Exemplars::read)
+            .unwrap_or_default()
     }
 
     /// Whether anything was recorded since the last call, and lowers the

@@ -4,11 +4,13 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
+use super::exemplars::Exemplars;
 use super::probe;
 use super::stripes::{Padded, Stripes, Table};
 use super::sum::{touch, ATTEMPTS};
 use super::sync::{AtomicBool, AtomicU64, Ordering};
 use super::CellValue;
+use crate::exemplar::{Exemplar, ExemplarFilter};
 
 const WORDS_PER_LINE: usize = 16;
 const SUM: usize = 0;
@@ -155,16 +157,41 @@ pub struct Histogram<T: CellValue> {
     bounds: Arc<[f64]>,
     // Beside the bounds every record reads; see `Sum::take_touched`.
     touched: AtomicBool,
+    /// `None` unless the exemplar filter keeps some: a record then pays one
+    /// predictable branch.
+    exemplars: Option<Box<Exemplars>>,
     base: Cell,
     stripes: Stripes<Cell>,
     value: PhantomData<T>,
 }
 
 impl<T: CellValue> Histogram<T> {
-    /// An empty series with these bucket bounds (ascending).
+    /// An empty series with these bucket bounds (ascending), without
+    /// exemplars.
     pub fn new(bounds: Arc<[f64]>) -> Self {
+        Self::with_exemplars(bounds, ExemplarFilter::AlwaysOff)
+    }
+
+    /// An empty series that keeps the latest exemplar of each bucket from
+    /// the records `filter` keeps.
+    ///
+    /// ```
+    /// use nemo_lens::cells::Histogram;
+    /// use nemo_lens::exemplar::{self, ExemplarFilter, SpanIds};
+    /// use nemo_lens::opentelemetry::trace::{SpanId, TraceId};
+    ///
+    /// let ttft = Histogram::<f64>::with_exemplars([0.1, 1.0].into(), ExemplarFilter::TraceBased);
+    /// ttft.record(0.05); // no sampled span: no exemplar
+    /// let request = SpanIds::new(TraceId::from(0xab_u128), SpanId::from(0xcd_u64));
+    /// exemplar::in_span(Some(request), || ttft.record(0.4));
+    /// let exemplars = ttft.exemplars();
+    /// assert_eq!(exemplars.len(), 1);
+    /// assert_eq!((exemplars[0].value, exemplars[0].span), (0.4, Some(request)));
+    /// ```
+    pub fn with_exemplars(bounds: Arc<[f64]>, filter: ExemplarFilter) -> Self {
         let buckets = bounds.len() + 1;
         Histogram {
+            exemplars: Exemplars::new(filter, buckets),
             bounds,
             touched: AtomicBool::new(false),
             base: Cell::new::<T>(buckets),
@@ -192,6 +219,19 @@ impl<T: CellValue> Histogram<T> {
             Some(table) => self.record_striped(table, bucket, value),
         }
         touch(&self.touched);
+        if let Some(exemplars) = &self.exemplars {
+            exemplars.offer_at(bucket, as_f64);
+        }
+    }
+
+    /// The exemplars held, oldest first: at most one per bucket, the
+    /// latest there. Kept across collections (a scraper that reads them
+    /// again sees the same ones, which Prometheus stores once).
+    pub fn exemplars(&self) -> Vec<Exemplar> {
+        self.exemplars
+            .as_deref()
+            .map(Exemplars::read)
+            .unwrap_or_default()
     }
 
     /// Whether anything was recorded since the last call, and lowers the

@@ -18,8 +18,12 @@
 //! |---|---|---|
 //! | [`Sum`] (counters, up-down counters) | 64 bytes, a cache line of its own | 128 bytes, plus a table of `8·s` bytes once |
 //! | [`LastValue`] (gauges) | 64 bytes | never striped: a write that changes nothing is skipped, and the last write wins |
-//! | [`Histogram`] (explicit buckets) | 48 bytes and `128·⌈w/16⌉` (256 for the GenAI duration buckets) | `128 + 128·⌈w/16⌉` bytes, plus the table |
+//! | [`Histogram`] (explicit buckets) | 56 bytes and `128·⌈w/16⌉` (256 for the GenAI duration buckets) | `128 + 128·⌈w/16⌉` bytes, plus the table |
 //! | [`ExponentialHistogram`] | 256 bytes and 8 per bucket in use (at most 160 a side) | 128 bytes and 8 per bucket in use, plus the table |
+//!
+//! Where the exemplar filter is not `always_off`, a histogram series also
+//! holds one 64-byte exemplar slot per bucket (explicit) or up to 20
+//! (exponential), written only by the records the filter keeps.
 //!
 //! A stripe is made only where a thread lands after a collision, so two
 //! threads on one series make about two stripes, not `s`.
@@ -28,6 +32,7 @@
 //! running total that only the next collection can supersede, and a thread
 //! that exits leaves its stripes with the series.
 
+mod exemplars;
 mod exponential;
 mod histogram;
 mod last_value;

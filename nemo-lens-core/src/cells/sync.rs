@@ -2,6 +2,10 @@
 //! protocol is model-checked (`RUSTFLAGS="--cfg nemo_lens_loom"`, see `loom_tests`).
 
 #[cfg(nemo_lens_loom)]
-pub(crate) use loom::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+pub(crate) use loom::sync::atomic::{
+    fence, AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering,
+};
 #[cfg(not(nemo_lens_loom))]
-pub(crate) use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+pub(crate) use std::sync::atomic::{
+    fence, AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering,
+};

@@ -383,6 +383,6 @@ fn an_uncontended_series_costs_what_the_module_says() {
     use std::mem::size_of;
     assert_eq!(size_of::<Sum<u64>>(), 64);
     assert_eq!(size_of::<LastValue<f64>>(), 64);
-    assert_eq!(size_of::<Histogram<f64>>(), 48);
+    assert_eq!(size_of::<Histogram<f64>>(), 56);
     assert_eq!(size_of::<ExponentialHistogram<f64>>(), 256);
 }

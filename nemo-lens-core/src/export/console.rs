@@ -27,7 +27,9 @@ use crate::ValueType;
 /// The line holds `resource` (attributes), and `scope_metrics`, each with
 /// `scope` and `metrics`; a metric has `name`, `description`, `unit`, `type`
 /// (`gauge`, `sum` or `histogram`) and `data_points` with `attributes` and
-/// `value`, or `count`, `sum`, `min`, `max`, `bounds`, `bucket_counts`.
+/// `value`, or `count`, `sum`, `min`, `max`, `bounds`, `bucket_counts` and
+/// `exemplars` when there are new ones (each printed once: `value`, `time_unix_nano`, `trace_id`,
+/// `span_id`).
 pub struct ConsoleExporter {
     out: Mutex<Box<dyn Write + Send>>,
     shut: AtomicBool,
@@ -259,6 +261,9 @@ fn owned_json(metric: &OwnedMetric) -> Json {
                         histogram_point(p.attributes.iter(), p.count, num(p.sum), extremes);
                     point.insert("bounds".into(), json!(p.bounds.to_vec()));
                     point.insert("bucket_counts".into(), json!(p.bucket_counts));
+                    if !p.exemplars.is_empty() {
+                        point.insert("exemplars".into(), exemplars_json(&p.exemplars));
+                    }
                     Json::Object(point)
                 })
                 .collect(),
@@ -278,6 +283,9 @@ fn owned_json(metric: &OwnedMetric) -> Json {
                     point.insert("zero_threshold".into(), json!(0.0));
                     point.insert("positive".into(), side(&p.positive));
                     point.insert("negative".into(), side(&p.negative));
+                    if !p.exemplars.is_empty() {
+                        point.insert("exemplars".into(), exemplars_json(&p.exemplars));
+                    }
                     Json::Object(point)
                 })
                 .collect(),
@@ -290,6 +298,27 @@ fn owned_json(metric: &OwnedMetric) -> Json {
         "type": kind,
         "data_points": points,
     })
+}
+
+/// Each exemplar not printed before: `value`, `time_unix_nano`, and
+/// `trace_id` / `span_id` in lowercase hex (absent outside a span).
+fn exemplars_json(held: &[crate::exemplar::Exemplar]) -> Json {
+    held.iter()
+        .map(|e| {
+            let mut exemplar = Map::new();
+            exemplar.insert("value".into(), json!(e.value));
+            let nanos = e
+                .time
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as u64);
+            exemplar.insert("time_unix_nano".into(), json!(nanos));
+            if let (Some(trace), Some(span)) = (e.trace_id_hex(), e.span_id_hex()) {
+                exemplar.insert("trace_id".into(), json!(trace));
+                exemplar.insert("span_id".into(), json!(span));
+            }
+            Json::Object(exemplar)
+        })
+        .collect()
 }
 
 fn data_json<T: Copy>(data: &MetricData<T>, num: impl Fn(T) -> Json) -> (&'static str, Vec<Json>) {

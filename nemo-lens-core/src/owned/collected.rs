@@ -9,6 +9,7 @@ use opentelemetry::{InstrumentationScope, KeyValue};
 
 use super::gathered::{GatheredKind, GatheredScope, GatheredValue};
 use crate::cells::ExponentialBuckets;
+use crate::exemplar::Exemplar;
 use crate::ValueType;
 
 /// The owned instruments of one instrumentation scope.
@@ -92,6 +93,8 @@ pub struct ExponentialPoint {
     pub positive: ExponentialBuckets,
     /// Negative observations, by magnitude.
     pub negative: ExponentialBuckets,
+    /// The latest exemplars, oldest first.
+    pub exemplars: Vec<Exemplar>,
 }
 
 /// One series of an explicit-bucket histogram.
@@ -114,6 +117,8 @@ pub struct HistogramPoint {
     pub min: Option<f64>,
     /// The largest observation.
     pub max: Option<f64>,
+    /// The latest exemplar of each bucket that has one, oldest first.
+    pub exemplars: Vec<Exemplar>,
 }
 
 type SeriesKey = (String, Option<String>, String, Vec<KeyValue>);

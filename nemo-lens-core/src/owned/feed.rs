@@ -83,6 +83,9 @@ pub(crate) struct Feed {
     registry: Arc<Registry>,
     delta: Option<Mutex<Delta>>,
     pending: Arc<Pending>,
+    /// The newest exemplar time this exporter has sent: histograms keep
+    /// their exemplars across collections, and each is sent once.
+    exemplars_sent: Mutex<SystemTime>,
 }
 
 #[cfg_attr(not(any(feature = "otlp", feature = "console")), allow(dead_code))]
@@ -96,9 +99,35 @@ impl Feed {
                 registry,
                 delta,
                 pending: Arc::clone(&pending),
+                exemplars_sent: Mutex::new(SystemTime::UNIX_EPOCH),
             },
             pending,
         )
+    }
+
+    /// Leaves on each point only the exemplars this exporter has not sent.
+    fn keep_new_exemplars(&self, scopes: &mut [OwnedScope]) {
+        let mut sent = self
+            .exemplars_sent
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let before = *sent;
+        let mut keep = |exemplars: &mut Vec<crate::exemplar::Exemplar>| {
+            exemplars.retain(|e| e.time > before);
+            if let Some(newest) = exemplars.iter().map(|e| e.time).max() {
+                *sent = (*sent).max(newest);
+            }
+        };
+        for metric in scopes.iter_mut().flat_map(|s| s.metrics.iter_mut()) {
+            match &mut metric.data {
+                super::OwnedData::Explicit(points) => {
+                    points.iter_mut().for_each(|p| keep(&mut p.exemplars))
+                }
+                super::OwnedData::Exponential(points) => {
+                    points.iter_mut().for_each(|p| keep(&mut p.exemplars))
+                }
+            }
+        }
     }
 
     /// Reads the registry for the export about to start, and says which
@@ -132,6 +161,8 @@ impl Feed {
                 scalar_starts: self.registry.scalar_starts(),
             },
         };
+        let mut batch = batch;
+        self.keep_new_exemplars(&mut batch.scopes);
         crate::export::overflow::note_owned(&batch.scopes);
         self.pending.set(batch);
     }

@@ -258,6 +258,7 @@ impl<'a, T: HistogramValue> HistogramBuilder<'a, T> {
             let unit = self.unit.clone().unwrap_or_default().into_owned();
             let (registry, scope) = (&owned.registry, &owned.scope);
             let described = (name.clone(), description, unit);
+            let exemplars = registry.exemplar_filter();
             return match owned.explicit_bounds(&self.name, self.boundaries.as_deref()) {
                 Some(bounds) => Histogram::Owned(registry.instrument(scope, &name, || {
                     Arc::new(HistogramInstrument::new(
@@ -265,7 +266,7 @@ impl<'a, T: HistogramValue> HistogramBuilder<'a, T> {
                         described,
                         limit,
                         registry.expiry().clone(),
-                        move || cells::Histogram::new(Arc::clone(&bounds)),
+                        move || cells::Histogram::with_exemplars(Arc::clone(&bounds), exemplars),
                     ))
                 })),
                 None => Histogram::OwnedExponential(registry.instrument(scope, &name, || {
@@ -274,10 +275,11 @@ impl<'a, T: HistogramValue> HistogramBuilder<'a, T> {
                         described,
                         limit,
                         registry.expiry().clone(),
-                        || {
-                            cells::ExponentialHistogram::new(
+                        move || {
+                            cells::ExponentialHistogram::with_exemplars(
                                 EXPONENTIAL_MAX_SIZE,
                                 EXPONENTIAL_MAX_SCALE,
+                                exemplars,
                             )
                         },
                     ))

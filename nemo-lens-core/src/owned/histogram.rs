@@ -55,6 +55,7 @@ impl<T: CellValue> HistogramCell for cells::Histogram<T> {
             sum: snapshot.sum.to_f64(),
             min: snapshot.min.map(CellValue::to_f64),
             max: snapshot.max.map(CellValue::to_f64),
+            exemplars: self.exemplars(),
         })
     }
 
@@ -92,6 +93,7 @@ impl<T: CellValue> HistogramCell for cells::ExponentialHistogram<T> {
             zero_count: snapshot.zero_count,
             positive: snapshot.positive,
             negative: snapshot.negative,
+            exemplars: self.exemplars(),
         })
     }
 

@@ -1,5 +1,6 @@
 //! The owned instruments of one meter provider, found by scope and name.
 
+use crate::exemplar::ExemplarFilter;
 use std::any::Any;
 use std::collections::HashMap;
 use std::fmt;
@@ -43,6 +44,7 @@ pub type Starts = HashMap<Key, HashMap<Vec<KeyValue>, SystemTime>>;
 pub struct Registry {
     start: SystemTime,
     expiry: Expiry,
+    exemplar_filter: ExemplarFilter,
     instruments: Mutex<Instruments>,
     gathering: Mutex<Gathering>,
     holders: Mutex<Vec<Weak<dyn Holder>>>,
@@ -68,9 +70,20 @@ impl Registry {
     }
 
     pub(crate) fn with_expiry(expiry: Expiry) -> Arc<Self> {
+        Self::with_settings(expiry, ExemplarFilter::default())
+    }
+
+    /// An empty registry whose histograms keep the exemplars `filter` keeps
+    /// (trace-based in the other constructors).
+    pub fn with_exemplar_filter(filter: ExemplarFilter) -> Arc<Self> {
+        Self::with_settings(Expiry::never(), filter)
+    }
+
+    pub(crate) fn with_settings(expiry: Expiry, exemplar_filter: ExemplarFilter) -> Arc<Self> {
         Arc::new(Registry {
             start: SystemTime::now(),
             expiry,
+            exemplar_filter,
             instruments: Mutex::default(),
             gathering: Mutex::default(),
             holders: Mutex::default(),
@@ -80,6 +93,11 @@ impl Registry {
     /// How long a series may go unrecorded before it ends; `None`: never.
     pub fn idle_timeout(&self) -> Option<Duration> {
         self.expiry.timeout
+    }
+
+    /// Which records leave an exemplar in this registry's histograms.
+    pub fn exemplar_filter(&self) -> ExemplarFilter {
+        self.exemplar_filter
     }
 
     pub(crate) fn expiry(&self) -> &Expiry {

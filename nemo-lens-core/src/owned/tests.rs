@@ -139,6 +139,7 @@ fn reading(count: u64, sum: f64, extremes: Option<(f64, f64)>) -> Vec<OwnedScope
                 sum,
                 min: extremes.map(|(min, _)| min),
                 max: extremes.map(|(_, max)| max),
+                exemplars: Vec::new(),
             }]),
         }],
     }]

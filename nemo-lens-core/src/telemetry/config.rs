@@ -1,5 +1,6 @@
 //! `NemoLensConfig`: everything nemo-lens reads from the environment.
 
+use crate::exemplar::{ExemplarFilter, OTEL_METRICS_EXEMPLAR_FILTER};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -169,6 +170,10 @@ pub struct NemoLensConfig {
     /// duration such as `30s`, `15m` or `2h`. `None` (unset or `0`): series
     /// never end, as in Python nemo-lens.
     pub series_idle_timeout: Option<Duration>,
+    /// `OTEL_METRICS_EXEMPLAR_FILTER`: which histogram records leave an
+    /// exemplar (`trace_based`, the default: those made in a sampled span;
+    /// `always_on`; `always_off`).
+    pub exemplar_filter: ExemplarFilter,
     /// The prefix of nemo-lens's own variables as this configuration read
     /// them (`NEMO_LENS`, or the first prefix given to
     /// [`from_env_with_prefix`](Self::from_env_with_prefix)), so messages
@@ -246,6 +251,7 @@ impl Default for NemoLensConfig {
             histogram_aggregation: HistogramAggregation::ExplicitBucket,
             cardinality_limit: None,
             series_idle_timeout: None,
+            exemplar_filter: ExemplarFilter::TraceBased,
             prefix: DEFAULT_PREFIX.to_owned(),
             enabled_set: false,
             exporter_requested_by: None,
@@ -399,6 +405,18 @@ impl NemoLensConfig {
         if let Some((var, v)) = reader.prefixed("SERIES_IDLE_TIMEOUT") {
             let timeout = parse_duration(&var, &v)?;
             config.series_idle_timeout = (!timeout.is_zero()).then_some(timeout);
+        }
+        if let Some((var, v)) = reader
+            .plain(&[OTEL_METRICS_EXEMPLAR_FILTER])
+            .filter(|(_, v)| !v.trim().is_empty())
+        {
+            config.exemplar_filter = v.parse().map_err(|_| {
+                ConfigError::new(
+                    &var,
+                    &v,
+                    "trace_based (the default), always_on or always_off",
+                )
+            })?;
         }
         if let Some((var, v)) = reader.plain(&[DEFAULT_HISTOGRAM_AGGREGATION]) {
             config.histogram_aggregation =

@@ -35,6 +35,10 @@ pub struct SetupOptions {
     pub(super) service_version: Option<String>,
     pub(super) resource_attributes: Vec<KeyValue>,
     pub(super) install: Option<Install>,
+    /// A Prometheus reader given to `metric_reader`: it reads the owned
+    /// series, so setup makes a registry and hands it over.
+    #[cfg(feature = "prometheus")]
+    pub(super) owned_reader: Option<crate::export::prometheus::RegistrySlot>,
     pub(super) allow_reinit: bool,
     pub(super) shutdown_timeout: Duration,
     pub(super) probe_gpus: bool,
@@ -45,6 +49,7 @@ pub struct SetupOptions {
     pub(super) histogram_aggregation: Option<HistogramAggregation>,
     pub(super) cardinality_limit: Option<usize>,
     pub(super) series_idle_timeout: Option<Duration>,
+    pub(super) exemplar_filter: Option<crate::ExemplarFilter>,
     pub(super) series_clock: Option<std::sync::Arc<dyn crate::owned::expiry::Clock>>,
 }
 
@@ -77,6 +82,8 @@ impl SetupOptions {
             service_version: None,
             resource_attributes: Vec::new(),
             install: None,
+            #[cfg(feature = "prometheus")]
+            owned_reader: None,
             allow_reinit: false,
             shutdown_timeout: Duration::from_secs(5),
             probe_gpus: true,
@@ -87,6 +94,7 @@ impl SetupOptions {
             histogram_aggregation: None,
             cardinality_limit: None,
             series_idle_timeout: None,
+            exemplar_filter: None,
             series_clock: None,
         }
     }
@@ -158,7 +166,18 @@ impl SetupOptions {
 
     /// Uses `reader` instead of the configured exporter (nemo-lens's
     /// `metric_reader=`), for tests and custom pipelines.
+    ///
+    /// A [`PrometheusReader`](crate::export::prometheus::PrometheusReader)
+    /// (serving `/metrics` on your own router) reads the owned series too,
+    /// as the built-in endpoint does: histograms with their exemplars, and
+    /// the idle timeout.
     pub fn metric_reader(mut self, reader: impl MetricReader) -> Self {
+        #[cfg(feature = "prometheus")]
+        if let Some(prometheus) = (&reader as &dyn std::any::Any)
+            .downcast_ref::<crate::export::prometheus::PrometheusReader>()
+        {
+            self.owned_reader = Some(prometheus.registry_slot());
+        }
         self.install = Some(Box::new(move |b, _| b.with_reader(reader)));
         self
     }
@@ -315,6 +334,22 @@ impl SetupOptions {
     /// ```
     pub fn series_idle_timeout(mut self, timeout: Duration) -> Self {
         self.series_idle_timeout = Some(timeout);
+        self
+    }
+
+    /// Which histogram records leave an exemplar, instead of
+    /// `OTEL_METRICS_EXEMPLAR_FILTER`
+    /// ([`NemoLensConfig::exemplar_filter`]). `AlwaysOff` keeps no exemplar
+    /// storage at all.
+    ///
+    /// ```
+    /// use nemo_lens::{ExemplarFilter, SetupOptions};
+    ///
+    /// // Every record of a low-rate service, span or not.
+    /// let options = SetupOptions::new().exemplar_filter(ExemplarFilter::AlwaysOn);
+    /// ```
+    pub fn exemplar_filter(mut self, filter: crate::ExemplarFilter) -> Self {
+        self.exemplar_filter = Some(filter);
         self
     }
 

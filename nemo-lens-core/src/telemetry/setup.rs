@@ -142,15 +142,31 @@ pub(super) fn setup(
                          configure resource labels on your own exporter",
             });
         }
-        Some(install) => (
-            Pipeline::custom(install(builder, config.export_interval)),
-            None,
-        ),
+        Some(install) => {
+            let pipeline = Pipeline::custom(install(builder, config.export_interval));
+            #[cfg(feature = "prometheus")]
+            if let Some(slot) = &options.owned_reader {
+                let registry = new_registry(
+                    options.series_idle_timeout,
+                    options.series_clock.clone(),
+                    options.exemplar_filter,
+                    config,
+                );
+                let _ = slot.set(Arc::clone(&registry));
+                (pipeline, Some(registry))
+            } else {
+                (pipeline, None)
+            }
+            #[cfg(not(feature = "prometheus"))]
+            (pipeline, None)
+        }
         None => {
-            let registry = Registry::with_expiry(crate::owned::expiry::Expiry::new(
-                options.series_idle_timeout.or(config.series_idle_timeout),
+            let registry = new_registry(
+                options.series_idle_timeout,
                 options.series_clock.clone(),
-            ));
+                options.exemplar_filter,
+                config,
+            );
             // The option wins over the configuration it overrides.
             let overridden = options
                 .prometheus_resource_labels
@@ -204,6 +220,20 @@ pub(super) fn setup(
         active: Some(active),
         idle: None,
     })
+}
+
+/// The registry of owned series: idle timeout and exemplar filter from the
+/// options, else the configuration.
+fn new_registry(
+    idle_timeout: Option<std::time::Duration>,
+    clock: Option<Arc<dyn crate::owned::expiry::Clock>>,
+    exemplar_filter: Option<crate::ExemplarFilter>,
+    config: &NemoLensConfig,
+) -> Arc<Registry> {
+    Registry::with_settings(
+        crate::owned::expiry::Expiry::new(idle_timeout.or(config.series_idle_timeout), clock),
+        exemplar_filter.unwrap_or(config.exemplar_filter),
+    )
 }
 
 /// Why a configuration records nothing, naming the variable to change.

@@ -15,8 +15,9 @@ use opentelemetry_sdk::metrics::{
 };
 use opentelemetry_sdk::Resource;
 
-use crate::export::exposition::{families, text};
-use crate::owned::{OwnedContext, OwnedMetric, OwnedScope, Registry};
+use crate::exemplar::Exemplar;
+use crate::export::exposition::{families, openmetrics, text};
+use crate::owned::{OwnedContext, OwnedData, OwnedMetric, OwnedScope, Registry};
 use crate::telemetry::buckets::Streams;
 use crate::telemetry::PrometheusResourceLabels;
 use crate::{HistogramAggregation, Meter};
@@ -89,6 +90,37 @@ impl Capture {
     /// ```
     pub fn with_idle_timeout(timeout: std::time::Duration, clock: Arc<super::ManualClock>) -> Self {
         Self::with_registry(Registry::with_idle_timeout(timeout, Some(clock)))
+    }
+
+    /// A capture whose histograms keep the exemplars `filter` keeps
+    /// ([`Capture::new`] keeps trace-based ones, the default).
+    ///
+    /// ```
+    /// use nemo_lens::exemplar::{self, SpanIds};
+    /// use nemo_lens::opentelemetry::trace::{SpanId, TraceId};
+    /// use nemo_lens::testing::Capture;
+    /// use nemo_lens::ExemplarFilter;
+    ///
+    /// let capture = Capture::with_exemplar_filter(ExemplarFilter::TraceBased);
+    /// let ttft = capture
+    ///     .meter()
+    ///     .f64_histogram("ttft")
+    ///     .with_unit("s")
+    ///     .with_boundaries(vec![0.1, 0.25, 1.0])
+    ///     .build();
+    /// let request = SpanIds::new(TraceId::from(0x1d_u128), SpanId::from(0x2e_u64));
+    /// exemplar::in_span(Some(request), || ttft.record(0.25, &[]));
+    /// ttft.record(0.5, &[]); // outside any sampled span: none
+    /// let exemplars = capture.exemplars("ttft", &[]);
+    /// assert_eq!(exemplars.len(), 1);
+    /// assert_eq!((exemplars[0].value, exemplars[0].span), (0.25, Some(request)));
+    /// assert!(capture.openmetrics().contains(
+    ///     "ttft_seconds_bucket{otel_scope_name=\"nemo.lens\",le=\"0.25\"} 1 # \
+    ///      {trace_id=\"0000000000000000000000000000001d\",span_id=\"000000000000002e\"} 0.25"
+    /// ));
+    /// ```
+    pub fn with_exemplar_filter(filter: crate::ExemplarFilter) -> Self {
+        Self::with_registry(Registry::with_exemplar_filter(filter))
     }
 
     fn with_registry(registry: Arc<Registry>) -> Self {
@@ -278,6 +310,51 @@ impl Capture {
         };
         // The text writer writes only UTF-8 (names, labels and numbers).
         String::from_utf8(text::encode(&families)).expect("the text exposition is UTF-8")
+    }
+
+    /// The exemplars of the histogram `name` over its series matching
+    /// `attributes`, oldest first within each series.
+    pub fn exemplars(&self, name: &str, attributes: &[(&str, &str)]) -> Vec<Exemplar> {
+        let (_, owned) = self.collect();
+        let mut found = Vec::new();
+        for metric in owned_metrics(&owned, name) {
+            match &metric.data {
+                OwnedData::Explicit(points) => {
+                    for point in points {
+                        if carries(&mut point.attributes.iter(), attributes) {
+                            found.extend(point.exemplars.iter().copied());
+                        }
+                    }
+                }
+                OwnedData::Exponential(points) => {
+                    for point in points {
+                        if carries(&mut point.attributes.iter(), attributes) {
+                            found.extend(point.exemplars.iter().copied());
+                        }
+                    }
+                }
+            }
+        }
+        found
+    }
+
+    /// Everything recorded so far as the Prometheus exporter writes it in
+    /// OpenMetrics 1.0 text (what Prometheus asks for first): the
+    /// [`exposition`](Self::exposition) with exemplars on histogram buckets
+    /// and `# EOF` at the end.
+    pub fn openmetrics(&self) -> String {
+        let (collected, owned) = self.collect();
+        let families = {
+            let mut known = self.known.lock().unwrap_or_else(PoisonError::into_inner);
+            families::families(
+                &collected,
+                &owned,
+                self.registry.gather(),
+                &PrometheusResourceLabels::None,
+                &mut known,
+            )
+        };
+        String::from_utf8(openmetrics::encode(&families)).expect("OpenMetrics text is UTF-8")
     }
 
     fn collect(&self) -> (ResourceMetrics, Vec<OwnedScope>) {

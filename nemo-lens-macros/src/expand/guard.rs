@@ -114,6 +114,7 @@ pub(super) fn guard(checked: &Checked, p: &TokenStream) -> TokenStream {
             #count_field
             __meter: #p::MeterLease,
             __start: #p::Option<#p::Instant>,
+            __span: #p::ExemplarSpan,
             __ended: bool,
         }
 
@@ -131,6 +132,12 @@ pub(super) fn guard(checked: &Checked, p: &TokenStream) -> TokenStream {
 
             fn start(self, meter: &#p::Meter) -> #guard {
                 let __start = meter.is_enabled().then(#p::Instant::now);
+                // The span current now links what the guard records at its
+                // end, wherever that runs.
+                let __span = match __start {
+                    #p::Some(_) => #p::ExemplarSpan::now(),
+                    #p::None => #p::ExemplarSpan::none(),
+                };
                 let __metrics = self;
                 #count
                 #guard {
@@ -138,6 +145,7 @@ pub(super) fn guard(checked: &Checked, p: &TokenStream) -> TokenStream {
                     #count_init
                     __meter: meter.lease(),
                     __start,
+                    __span,
                     __ended: false,
                 }
             }
@@ -190,7 +198,8 @@ pub(super) fn guard(checked: &Checked, p: &TokenStream) -> TokenStream {
                 // The guard owns the counts: a value set on the way is not one.
                 #(self.__metrics.#in_flight = #p::None;)*
                 let meter: &#p::Meter = &self.__meter;
-                #p::Instruments::record(&self.__metrics, meter);
+                let __metrics = &self.__metrics;
+                self.__span.scope(|| #p::Instruments::record(__metrics, meter));
                 #down
             }
         }

@@ -12,6 +12,7 @@ use opentelemetry_sdk::metrics::data::{
 };
 use opentelemetry_sdk::Resource;
 
+use crate::exemplar::Exemplar;
 use crate::owned::{
     ExponentialPoint, GatheredKind, GatheredScope, GatheredValue, HistogramPoint, OwnedData,
     OwnedScope,
@@ -67,6 +68,9 @@ pub(crate) struct Family {
 pub(crate) struct Series {
     pub labels: Vec<(String, String)>,
     pub value: Sample,
+    /// A histogram's exemplars, oldest first (each exposition places them
+    /// on the buckets their values fall in).
+    pub exemplars: Vec<Exemplar>,
 }
 
 /// The value of a series.
@@ -262,15 +266,22 @@ pub(crate) fn families(
                     &extra,
                 ),
                 value,
+                exemplars: Vec::new(),
             };
             let series: Vec<Series> = match &metric.data {
                 OwnedData::Explicit(points) => points
                     .iter()
-                    .map(|p| labelled(&p.attributes, owned_histogram(p)))
+                    .map(|p| Series {
+                        exemplars: p.exemplars.clone(),
+                        ..labelled(&p.attributes, owned_histogram(p))
+                    })
                     .collect(),
                 OwnedData::Exponential(points) => points
                     .iter()
-                    .map(|p| labelled(&p.attributes, owned_exponential(p)))
+                    .map(|p| Series {
+                        exemplars: p.exemplars.clone(),
+                        ..labelled(&p.attributes, owned_exponential(p))
+                    })
                     .collect(),
             };
             by_name
@@ -370,7 +381,11 @@ fn add_gathered(
                     count,
                 },
             };
-            Series { labels, value }
+            Series {
+                labels,
+                value,
+                exemplars: Vec::new(),
+            }
         });
         by_name
             .entry(family.name.clone())
@@ -553,6 +568,7 @@ fn add_summary(
         }
         Series {
             labels,
+            exemplars: Vec::new(),
             value: Sample::Summary {
                 quantiles: series.quantiles,
                 sum: series.sum,
@@ -596,6 +612,7 @@ fn series_of_data<T: Copy>(
     let labelled = |attributes: &mut dyn Iterator<Item = &opentelemetry::KeyValue>, value| Series {
         labels: labels(&mut attributes.map(|kv| (&kv.key, &kv.value)), extra),
         value,
+        exemplars: Vec::new(),
     };
     match data {
         MetricData::Gauge(gauge) => gauge
@@ -742,6 +759,7 @@ fn target_info(resource: &Resource) -> Family {
         metrics: vec![Series {
             labels: labels(&mut resource.iter(), &[]),
             value: Sample::Number(1.0),
+            exemplars: Vec::new(),
         }],
         raw: None,
     }

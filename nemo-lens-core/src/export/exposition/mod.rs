@@ -1,5 +1,6 @@
 //! The Prometheus exposition without a server: a collection as metric
-//! families (`families`), written as text (`text`), with exponential
+//! families (`families`), written as text (`text`) or OpenMetrics text with
+//! exemplars (`openmetrics`, placed by `exemplars`), with exponential
 //! histograms as Prometheus reads them (`native`).
 //!
 //! A module of its own, outside `prometheus`, so that the `testing` feature
@@ -7,7 +8,9 @@
 //! tokio; the `prometheus` exporter uses the same code, so both write the
 //! same bytes.
 
+pub(crate) mod exemplars;
 pub(crate) mod families;
 pub(crate) mod native;
+pub(crate) mod openmetrics;
 pub(crate) mod passthrough;
 pub(crate) mod text;

@@ -198,7 +198,7 @@ fn sample(
 
 /// A number as Prometheus writes one: Rust's shortest round-trip form,
 /// `+Inf`, `-Inf` and `NaN`.
-fn push_number(out: &mut String, value: f64) {
+pub(super) fn push_number(out: &mut String, value: f64) {
     /// Below 2^53 every whole `f64` is an exact `i64`, which Rust writes
     /// with the same digits as the float and several times faster (counts
     /// and bucket counts are most of a scrape).

@@ -10,8 +10,8 @@ use opentelemetry_proto::tonic::common::v1::{
 };
 use opentelemetry_proto::tonic::metrics::v1::exponential_histogram_data_point::Buckets;
 use opentelemetry_proto::tonic::metrics::v1::{
-    metric::Data, AggregationTemporality, ExponentialHistogram, ExponentialHistogramDataPoint,
-    Histogram, HistogramDataPoint, Metric, ScopeMetrics,
+    exemplar, metric::Data, AggregationTemporality, Exemplar, ExponentialHistogram,
+    ExponentialHistogramDataPoint, Histogram, HistogramDataPoint, Metric, ScopeMetrics,
 };
 use opentelemetry_proto::transform::common::tonic::Attributes;
 
@@ -176,7 +176,7 @@ fn histogram(
                     sum: Some(point.sum),
                     bucket_counts: point.bucket_counts.clone(),
                     explicit_bounds: point.bounds.to_vec(),
-                    exemplars: Vec::new(),
+                    exemplars: exemplars(&point.exemplars),
                     flags: 0,
                     min: point.min,
                     max: point.max,
@@ -203,7 +203,7 @@ fn histogram(
                         positive: Some(side(&point.positive)),
                         negative: Some(side(&point.negative)),
                         flags: 0,
-                        exemplars: Vec::new(),
+                        exemplars: exemplars(&point.exemplars),
                         min: point.min,
                         max: point.max,
                         zero_threshold: 0.0,
@@ -220,6 +220,31 @@ fn histogram(
         metadata: Vec::new(),
         data: Some(data),
     }
+}
+
+/// Exemplars as OTLP carries them: the value, when, and the span's ids
+/// (absent for a record outside any span).
+fn exemplars(held: &[crate::exemplar::Exemplar]) -> Vec<Exemplar> {
+    held.iter()
+        .map(|e| {
+            let (trace_id, span_id) = e
+                .span
+                .map(|s| {
+                    (
+                        s.trace_id().to_bytes().to_vec(),
+                        s.span_id().to_bytes().to_vec(),
+                    )
+                })
+                .unwrap_or_default();
+            Exemplar {
+                filtered_attributes: Vec::new(),
+                time_unix_nano: nanos(Some(e.time)),
+                span_id,
+                trace_id,
+                value: Some(exemplar::Value::AsDouble(e.value)),
+            }
+        })
+        .collect()
 }
 
 pub(super) fn nanos(time: Option<SystemTime>) -> u64 {

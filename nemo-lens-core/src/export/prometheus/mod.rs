@@ -39,11 +39,11 @@ mod protobuf;
 
 // The server-free parts live in `export::exposition`, which `testing` uses
 // too; imported here so `protobuf` reads them as its siblings.
-use super::exposition::{families, native, text};
+use super::exposition::{exemplars, families, native, openmetrics, text};
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 use std::time::Duration;
 
 use opentelemetry_sdk::error::OTelSdkResult;
@@ -79,35 +79,45 @@ pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 pub const PROTOBUF_CONTENT_TYPE: &str =
     "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited";
 
+/// The content type of the OpenMetrics 1.0 text exposition.
+pub const OPENMETRICS_CONTENT_TYPE: &str =
+    "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
 /// An exposition format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     /// Text, version 0.0.4: what every scraper reads; exponential
-    /// histograms as classic buckets.
+    /// histograms as classic buckets; no exemplars (a 0.0.4 parser fails
+    /// the whole scrape on one).
     Text,
+    /// OpenMetrics 1.0 text, what Prometheus asks for first: the text
+    /// exposition with exemplars on histogram buckets.
+    OpenMetrics,
     /// Protobuf: native histograms; what Prometheus asks for with
     /// `--enable-feature=native-histograms`.
     Protobuf,
 }
 
 impl Format {
-    /// The format to answer a request with `Accept: accept`: the one of
-    /// the two the scraper weighs higher (`q`, 1 when absent; the earlier
-    /// entry on a tie). Protobuf is the delimited
-    /// `io.prometheus.client.MetricFamily` media type; text answers
-    /// `text/plain`, `text/*` and `*/*`. No header, or neither listed with a
-    /// non-zero weight, is text.
+    /// The format to answer a request with `Accept: accept`: the one the
+    /// scraper weighs highest (`q`, 1 when absent; the earlier entry on a
+    /// tie). Protobuf is the delimited `io.prometheus.client.MetricFamily`
+    /// media type; OpenMetrics is `application/openmetrics-text` of version
+    /// 1.0.0 (or none given); text answers `text/plain`, `text/*` and
+    /// `*/*`. No header, or none listed with a non-zero weight, is text.
     pub fn negotiate(accept: Option<&str>) -> Format {
         let Some(accept) = accept else {
             return Format::Text;
         };
         // (weight, position) of the best entry of each format.
         let mut protobuf: Option<(f64, usize)> = None;
+        let mut openmetrics: Option<(f64, usize)> = None;
         let mut text: Option<(f64, usize)> = None;
         for (position, entry) in accept.split(',').enumerate() {
             let mut parts = entry.split(';').map(str::trim);
             let media = parts.next().unwrap_or_default().to_ascii_lowercase();
             let (mut proto, mut delimited, mut weight) = (false, false, 1.0);
+            let mut version_1 = true;
             for parameter in parts {
                 let Some((key, value)) = parameter.split_once('=') else {
                     continue;
@@ -117,6 +127,7 @@ impl Format {
                     "proto" => proto = value == "io.prometheus.client.MetricFamily",
                     "encoding" => delimited = value == "delimited",
                     "q" => weight = value.parse().unwrap_or(0.0),
+                    "version" => version_1 = value == "1.0.0",
                     _ => {}
                 }
             }
@@ -125,6 +136,7 @@ impl Format {
             }
             let best = match media.as_str() {
                 "application/vnd.google.protobuf" if proto && delimited => &mut protobuf,
+                "application/openmetrics-text" if version_1 => &mut openmetrics,
                 "text/plain" | "text/*" | "*/*" => &mut text,
                 _ => continue,
             };
@@ -132,19 +144,23 @@ impl Format {
                 *best = Some((weight, position));
             }
         }
-        match (protobuf, text) {
-            (Some((p, at)), Some((t, text_at))) if p > t || (p == t && at < text_at) => {
-                Format::Protobuf
-            }
-            (Some(_), None) => Format::Protobuf,
-            _ => Format::Text,
-        }
+        // Highest weight, then earliest; text when nothing was listed.
+        [
+            (protobuf, Format::Protobuf),
+            (openmetrics, Format::OpenMetrics),
+            (text, Format::Text),
+        ]
+        .into_iter()
+        .filter_map(|(best, format)| best.map(|(weight, at)| (weight, at, format)))
+        .max_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)))
+        .map_or(Format::Text, |(_, _, format)| format)
     }
 
     /// The `Content-Type` of an exposition in this format.
     pub fn content_type(self) -> &'static str {
         match self {
             Format::Text => CONTENT_TYPE,
+            Format::OpenMetrics => OPENMETRICS_CONTENT_TYPE,
             Format::Protobuf => PROTOBUF_CONTENT_TYPE,
         }
     }
@@ -153,7 +169,8 @@ impl Format {
 /// A rendered scrape: the body and the `Content-Type` to send it with.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Exposition {
-    /// [`CONTENT_TYPE`] or [`PROTOBUF_CONTENT_TYPE`].
+    /// [`CONTENT_TYPE`], [`OPENMETRICS_CONTENT_TYPE`] or
+    /// [`PROTOBUF_CONTENT_TYPE`].
     pub content_type: &'static str,
     /// The exposition.
     pub body: Vec<u8>,
@@ -224,8 +241,19 @@ pub struct PrometheusRenderer {
     resource_labels: PrometheusResourceLabels,
     known: Arc<Mutex<Known>>,
     /// The owned series of the provider `setup_telemetry` built, read at
-    /// the same scrape.
-    registry: Option<Arc<crate::owned::Registry>>,
+    /// the same scrape: set by setup, also when the reader was handed to it
+    /// with `SetupOptions::metric_reader`.
+    registry: RegistrySlot,
+}
+
+/// Where setup puts the registry of the provider a reader is installed on.
+pub(crate) type RegistrySlot = Arc<OnceLock<Arc<crate::owned::Registry>>>;
+
+impl PrometheusReader {
+    /// Where setup puts the registry of the provider this reader is on.
+    pub(crate) fn registry_slot(&self) -> RegistrySlot {
+        Arc::clone(&self.registry)
+    }
 }
 
 impl std::fmt::Debug for PrometheusRenderer {
@@ -252,14 +280,22 @@ impl PrometheusRenderer {
                 .build(),
         );
         let state = Arc::new(ReaderState::default());
+        let registry = RegistrySlot::default();
         let renderer = PrometheusRenderer {
             reader: Arc::clone(&reader),
             state: Arc::clone(&state),
             resource_labels: resource_labels.clone(),
             known: Arc::default(),
-            registry: None,
+            registry: Arc::clone(&registry),
         };
-        Ok((PrometheusReader { reader, state }, renderer))
+        Ok((
+            PrometheusReader {
+                reader,
+                state,
+                registry,
+            },
+            renderer,
+        ))
     }
 
     /// The current exposition in the text format.
@@ -269,7 +305,8 @@ impl PrometheusRenderer {
 
     /// The current exposition in the format a request with `Accept: accept`
     /// asks for ([`Format::negotiate`]): native histograms for a Prometheus
-    /// that reads them, text for everyone else.
+    /// that reads them, OpenMetrics (with exemplars) for one that does not,
+    /// text for everyone else.
     pub fn render_for(&self, accept: Option<&str>) -> Result<Exposition, RenderError> {
         self.render_as(Format::negotiate(accept))
     }
@@ -277,7 +314,7 @@ impl PrometheusRenderer {
     /// The current exposition in `format`.
     pub fn render_as(&self, format: Format) -> Result<Exposition, RenderError> {
         self.state.check()?;
-        if let Some(registry) = &self.registry {
+        if let Some(registry) = self.registry.get() {
             registry.sweep();
         }
         let mut collected = ResourceMetrics::default();
@@ -286,15 +323,15 @@ impl PrometheusRenderer {
             .map_err(|e| RenderError(RenderFailure::Collect(e.to_string())))?;
         let owned = self
             .registry
-            .as_ref()
+            .get()
             .map(|registry| registry.collect(false))
             .unwrap_or_default();
         let gathered = self
             .registry
-            .as_ref()
+            .get()
             .map(|registry| match format {
                 Format::Text => registry.gather_for_text(),
-                Format::Protobuf => registry.gather(),
+                Format::OpenMetrics | Format::Protobuf => registry.gather(),
             })
             .unwrap_or_default();
         crate::export::overflow::note(&collected);
@@ -311,6 +348,7 @@ impl PrometheusRenderer {
         };
         let body = match format {
             Format::Text => text::encode(&families),
+            Format::OpenMetrics => openmetrics::encode(&families),
             Format::Protobuf => protobuf::encode(&families),
         };
         Ok(Exposition {
@@ -325,6 +363,7 @@ impl PrometheusRenderer {
 #[derive(Debug)]
 pub struct PrometheusReader {
     reader: Arc<ManualReader>,
+    registry: RegistrySlot,
     state: Arc<ReaderState>,
 }
 
@@ -358,8 +397,8 @@ pub(crate) fn build(
     resource_labels: &PrometheusResourceLabels,
     registry: Arc<crate::owned::Registry>,
 ) -> Result<(PrometheusReader, ScrapeServer), PrometheusError> {
-    let (reader, mut renderer) = PrometheusRenderer::new(resource_labels)?;
-    renderer.registry = Some(registry);
+    let (reader, renderer) = PrometheusRenderer::new(resource_labels)?;
+    let _ = reader.registry.set(registry);
     let render: Render = Arc::new(move |accept: Option<&str>| {
         renderer
             .render_for(accept)
@@ -376,7 +415,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn prometheus_with_native_histograms_gets_protobuf_and_everyone_else_text() {
+    fn prometheus_gets_protobuf_with_native_histograms_openmetrics_without_and_others_text() {
         // The Accept headers Prometheus 2.42 sends with and without
         // --enable-feature=native-histograms.
         let native = "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;\
@@ -386,7 +425,16 @@ mod tests {
         let classic = "application/openmetrics-text;version=1.0.0,application/openmetrics-text;\
                        version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1";
         assert_eq!(Format::negotiate(Some(native)), Format::Protobuf);
-        assert_eq!(Format::negotiate(Some(classic)), Format::Text);
+        assert_eq!(Format::negotiate(Some(classic)), Format::OpenMetrics);
+        // OpenMetrics of another version, or weighed below text, is not chosen.
+        let old = "application/openmetrics-text;version=0.0.1,text/plain;q=0.5";
+        assert_eq!(Format::negotiate(Some(old)), Format::Text);
+        let lighter = "application/openmetrics-text;q=0.2,text/plain;q=0.5";
+        assert_eq!(Format::negotiate(Some(lighter)), Format::Text);
+        assert_eq!(
+            Format::negotiate(Some("application/openmetrics-text")),
+            Format::OpenMetrics
+        );
         assert_eq!(Format::negotiate(None), Format::Text);
         assert_eq!(Format::negotiate(Some("*/*")), Format::Text);
         // The higher weight wins, whatever the order.

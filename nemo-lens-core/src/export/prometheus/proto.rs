@@ -84,6 +84,34 @@ pub struct Bucket {
     #[prost(double, tag = "2")]
     /// `upper_bound`.
     pub upper_bound: f64,
+    #[prost(message, optional, tag = "3")]
+    /// `exemplar`: one observation in this bucket and its trace.
+    pub exemplar: Option<Exemplar>,
+}
+
+/// An exemplar: labels (`trace_id`, `span_id`), the value and when.
+#[derive(Clone, PartialEq, Message)]
+pub struct Exemplar {
+    #[prost(message, repeated, tag = "1")]
+    /// `label`.
+    pub label: Vec<LabelPair>,
+    #[prost(double, tag = "2")]
+    /// `value`.
+    pub value: f64,
+    #[prost(message, optional, tag = "3")]
+    /// `timestamp`.
+    pub timestamp: Option<Timestamp>,
+}
+
+/// `google.protobuf.Timestamp`: seconds and nanoseconds since the epoch.
+#[derive(Clone, PartialEq, Message)]
+pub struct Timestamp {
+    #[prost(int64, tag = "1")]
+    /// `seconds`.
+    pub seconds: i64,
+    #[prost(int32, tag = "2")]
+    /// `nanos`.
+    pub nanos: i32,
 }
 
 /// A run of native buckets: `offset` from the end of the previous run (from bucket 0 for the first), `length` buckets.

@@ -6,11 +6,15 @@
 
 use prost::Message;
 
-use super::proto::{
-    Bucket, BucketSpan, Counter, Gauge, Histogram, LabelPair, Metric, MetricFamily, Quantile,
-    Summary, Untyped,
-};
+use std::time::UNIX_EPOCH;
 
+use super::proto::{
+    Bucket, BucketSpan, Counter, Exemplar as ProtoExemplar, Gauge, Histogram, LabelPair, Metric,
+    MetricFamily, Quantile, Summary, Timestamp, Untyped,
+};
+use crate::exemplar::Exemplar;
+
+use super::exemplars::by_bucket;
 use super::families::{Family, Kind, Sample};
 use super::native::{self, NativeSide, ZERO_THRESHOLD};
 
@@ -62,7 +66,8 @@ pub(super) fn encode(families: &[Family]) -> Vec<u8> {
                             },
                             Kind::Histogram,
                         ) => {
-                            metric.histogram = Some(classic(*count, *sum, buckets));
+                            metric.histogram =
+                                Some(classic(*count, *sum, buckets, &series.exemplars));
                         }
                         (Sample::Exponential(point), Kind::Histogram) => {
                             // A scale Prometheus cannot read is dropped, as
@@ -70,8 +75,12 @@ pub(super) fn encode(families: &[Family]) -> Vec<u8> {
                             let native = native::native(point)?;
                             // Classic buckets beside the native ones: 2.42
                             // ignores them, later versions can keep both.
-                            let mut histogram =
-                                classic(point.count, point.sum, &native::classic(point));
+                            let mut histogram = classic(
+                                point.count,
+                                point.sum,
+                                &native::classic(point),
+                                &series.exemplars,
+                            );
                             histogram.schema = native.schema;
                             histogram.zero_threshold = ZERO_THRESHOLD;
                             histogram.zero_count = native.zero_count;
@@ -116,18 +125,61 @@ pub(super) fn encode(families: &[Family]) -> Vec<u8> {
     out
 }
 
-fn classic(count: u64, sum: f64, buckets: &[(f64, u64)]) -> Histogram {
+/// Classic buckets, each with the exemplar that falls in it; a `+Inf`
+/// bucket is written only to carry one (Prometheus implies it otherwise).
+fn classic(count: u64, sum: f64, buckets: &[(f64, u64)], exemplars: &[Exemplar]) -> Histogram {
+    let bounds: Vec<f64> = buckets.iter().map(|(bound, _)| *bound).collect();
+    let placed = by_bucket(&bounds, exemplars);
+    let mut bucket: Vec<Bucket> = buckets
+        .iter()
+        .zip(&placed)
+        .map(|((upper_bound, cumulative_count), exemplar)| Bucket {
+            cumulative_count: *cumulative_count,
+            upper_bound: *upper_bound,
+            exemplar: exemplar.map(message),
+        })
+        .collect();
+    if let Some(Some(last)) = placed.get(buckets.len()) {
+        bucket.push(Bucket {
+            cumulative_count: count,
+            upper_bound: f64::INFINITY,
+            exemplar: Some(message(last)),
+        });
+    }
     Histogram {
         sample_count: count,
         sample_sum: sum,
-        bucket: buckets
-            .iter()
-            .map(|(upper_bound, cumulative_count)| Bucket {
-                cumulative_count: *cumulative_count,
-                upper_bound: *upper_bound,
-            })
-            .collect(),
+        bucket,
         ..Histogram::default()
+    }
+}
+
+/// An exemplar as `io.prometheus.client.Exemplar`, with its timestamp.
+fn message(exemplar: &Exemplar) -> ProtoExemplar {
+    let since = exemplar.time.duration_since(UNIX_EPOCH).unwrap_or_default();
+    let label = exemplar
+        .span
+        .map(|span| {
+            let (trace_id, span_id) = span.raw();
+            vec![
+                LabelPair {
+                    name: "trace_id".to_owned(),
+                    value: format!("{trace_id:032x}"),
+                },
+                LabelPair {
+                    name: "span_id".to_owned(),
+                    value: format!("{span_id:016x}"),
+                },
+            ]
+        })
+        .unwrap_or_default();
+    ProtoExemplar {
+        label,
+        value: exemplar.value,
+        timestamp: Some(Timestamp {
+            seconds: i64::try_from(since.as_secs()).unwrap_or(i64::MAX),
+            nanos: i32::try_from(since.subsec_nanos()).unwrap_or(0),
+        }),
     }
 }
 

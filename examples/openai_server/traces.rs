@@ -1,0 +1,70 @@
+//! Each request in an OpenTelemetry span, so that the latency histograms'
+//! exemplars link to it: the parent read from the request's `traceparent`,
+//! the sampler from `OTEL_TRACES_SAMPLER` / `OTEL_TRACES_SAMPLER_ARG` (the
+//! SDK reads them), and the spans sent over OTLP when
+//! `OTEL_TRACES_EXPORTER=otlp`, to `OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT`
+//! over `OTEL_EXPORTER_OTLP_(TRACES_)PROTOCOL` (`grpc`, the default, or
+//! `http/protobuf`).
+
+use std::error::Error;
+
+use axum::extract::Request;
+use axum::middleware::Next;
+use axum::response::Response;
+use opentelemetry::global;
+use opentelemetry::trace::{FutureExt as _, SpanKind, TraceContextExt as _, Tracer as _};
+use opentelemetry_http::HeaderExtractor;
+use opentelemetry_otlp::SpanExporter;
+use opentelemetry_sdk::propagation::TraceContextPropagator;
+use opentelemetry_sdk::trace::SdkTracerProvider;
+
+/// The tracer provider, installed globally; spans are exported only when
+/// `OTEL_TRACES_EXPORTER=otlp` (sampled ones still carry their ids into
+/// exemplars without it). Call inside the Tokio runtime: the gRPC exporter
+/// spawns its connection there.
+pub fn setup() -> Result<SdkTracerProvider, Box<dyn Error>> {
+    global::set_text_map_propagator(TraceContextPropagator::new());
+    let mut builder = SdkTracerProvider::builder();
+    let exporter = std::env::var("OTEL_TRACES_EXPORTER").unwrap_or_default();
+    match exporter.trim() {
+        "" | "none" => {}
+        "otlp" => {
+            let protocol = std::env::var("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
+                .or_else(|_| std::env::var("OTEL_EXPORTER_OTLP_PROTOCOL"))
+                .unwrap_or_else(|_| "grpc".to_owned());
+            let exporter = match protocol.trim() {
+                "grpc" => SpanExporter::builder().with_tonic().build()?,
+                "http/protobuf" => SpanExporter::builder().with_http().build()?,
+                other => {
+                    return Err(format!(
+                        "OTEL_EXPORTER_OTLP_PROTOCOL={other:?}: use grpc or http/protobuf"
+                    )
+                    .into())
+                }
+            };
+            builder = builder.with_batch_exporter(exporter);
+        }
+        other => {
+            return Err(format!("OTEL_TRACES_EXPORTER={other:?}: use otlp or none").into());
+        }
+    }
+    let provider = builder.build();
+    global::set_tracer_provider(provider.clone());
+    Ok(provider)
+}
+
+/// Middleware: runs the request in a server span (child of its
+/// `traceparent`, if any), current on every poll of the handler, so what
+/// the OpenAI layer records links to it.
+pub async fn in_span(request: Request, next: Next) -> Response {
+    let parent = global::get_text_map_propagator(|propagator| {
+        propagator.extract(&HeaderExtractor(request.headers()))
+    });
+    let tracer = global::tracer("nemo-lens-openai-server");
+    let span = tracer
+        .span_builder(format!("{} {}", request.method(), request.uri().path()))
+        .with_kind(SpanKind::Server)
+        .start_with_context(&tracer, &parent);
+    let cx = parent.with_span(span);
+    next.run(request).with_context(cx).await
+}
