@@ -26,7 +26,6 @@ fn span(n: u64) -> SpanIds {
 fn exemplar_lines(text: &str) -> Vec<(&str, &str)> {
     text.lines()
         .filter_map(|line| line.split_once(" # "))
-        .map(|(sample, exemplar)| (sample, exemplar))
         .collect()
 }
 
