@@ -312,3 +312,27 @@ fn a_guard_on_a_disabled_meter_counts_nothing_and_reads_no_clock() {
     assert_eq!(job.elapsed(), Duration::ZERO);
     job.finish();
 }
+
+/// A guard keeps the span current when it started: a duration recorded
+/// when it ends, outside the request's span (a body's last poll, a
+/// callback), still links to that request; a guard started in no sampled
+/// span leaves none.
+#[test]
+fn a_guard_links_its_record_to_the_span_it_started_in() {
+    use nemo_lens::exemplar::{self, SpanIds};
+    use nemo_lens::opentelemetry::trace::{SpanId, TraceId};
+    let c = Capture::new();
+    let request = SpanIds::new(TraceId::from(0xfeed_u128), SpanId::from(0xbeef_u64));
+    let job = exemplar::in_span(Some(request), || Job::start(c.meter()));
+    // Ends outside any span.
+    assert_eq!(exemplar::current(), None);
+    job.finish();
+    let held = c.exemplars(DURATION, &[]);
+    assert_eq!(held.len(), 1, "{held:?}");
+    assert_eq!(held[0].span, Some(request));
+
+    let unsampled = Capture::new();
+    let job = Job::start(unsampled.meter());
+    job.finish();
+    assert!(unsampled.exemplars(DURATION, &[]).is_empty());
+}

@@ -864,3 +864,46 @@ fn summaries_and_help_stay_with_their_bridge() {
     }
     drop(bridge_earlier);
 }
+
+/// A `histogram!` recorded in a sampled span carries its exemplar to the
+/// OpenMetrics exposition Prometheus asks for, without a change at the
+/// call site (`metrics` has no exemplar API).
+#[test]
+fn a_histogram_recorded_in_a_sampled_span_has_its_exemplar_on_prometheus() {
+    use nemo_lens::opentelemetry::trace::{SpanId, TraceId};
+    let rendered = telemetry(&[]);
+    let bridge = MetricsBridge::new()
+        .set_buckets(&[0.1, 1.0])
+        .unwrap()
+        .build(&rendered.telemetry);
+    let span = nemo_lens::exemplar::SpanIds::new(
+        TraceId::from(0x5b8e_fff7_9809_8c77_0000_0000_0000_0001),
+        SpanId::from(0x51_u64),
+    );
+    metrics::with_local_recorder(&bridge, || {
+        histogram!("gateway_request_seconds", "route" => "/v1/chat").record(0.05);
+        nemo_lens::exemplar::in_span(Some(span), || {
+            histogram!("gateway_request_seconds", "route" => "/v1/chat").record(0.5)
+        });
+    });
+    let body = rendered
+        .renderer
+        .render_as(nemo_lens::prometheus::Format::OpenMetrics)
+        .unwrap()
+        .body;
+    let text = String::from_utf8(body).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("gateway_request_seconds_bucket{") && l.contains("le=\"1\""))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        line.contains(&format!(
+            "}} 2 # {{trace_id=\"5b8efff798098c770000000000000001\",span_id=\"{:016x}\"}} 0.5 ",
+            0x51
+        )),
+        "{line}"
+    );
+    // Only that bucket: the other record was in no span.
+    assert_eq!(text.matches(" # {").count(), 1, "{text}");
+    assert!(text.ends_with("# EOF\n"));
+}

@@ -55,6 +55,13 @@ fn complete(request: &ExportMetricsServiceRequest) -> bool {
     .all(|name| metric(request, name).is_some())
 }
 
+fn sampled_span() -> nemo_lens::exemplar::SpanIds {
+    nemo_lens::exemplar::SpanIds::new(
+        nemo_lens::opentelemetry::trace::TraceId::from(0x0af7_6519_16cd_43dd_8448_eb21_1c80_319c),
+        nemo_lens::opentelemetry::trace::SpanId::from(0xb7ad_6b71_6920_3331),
+    )
+}
+
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn exported(proto: Proto) {
@@ -75,9 +82,14 @@ fn exported(proto: Proto) {
             .increment(3);
         counter!("smg:requests:by_model", "model" => "llama").absolute(7);
         gauge!("smg_worker_health", "worker" => "http://10.0.0.1:8000").set(1.0);
-        for value in [0.05, 0.3, 0.3, 2.0] {
+        for value in [0.05, 0.3, 0.3] {
             histogram!("tgi_request_duration").record(value);
         }
+        // In a sampled span: a call site that knows nothing of exemplars
+        // leaves one.
+        nemo_lens::exemplar::in_span(Some(sampled_span()), || {
+            histogram!("tgi_request_duration").record(2.0)
+        });
         histogram!("smg_worker_retry_backoff_seconds", "attempt" => "2").record(0.2);
     });
     telemetry.shutdown().unwrap();
@@ -130,6 +142,16 @@ fn exported(proto: Proto) {
     assert_eq!(point.explicit_bounds, BUCKETS);
     assert_eq!(point.bucket_counts, [1, 2, 0, 1, 0]);
     assert_eq!(point.count, 4);
+    assert_eq!(point.exemplars.len(), 1, "{proto:?}: {:?}", point.exemplars);
+    let exemplar = &point.exemplars[0];
+    let span = sampled_span();
+    assert_eq!(exemplar.trace_id, span.trace_id().to_bytes());
+    assert_eq!(exemplar.span_id, span.span_id().to_bytes());
+    assert_eq!(
+        exemplar.value,
+        Some(opentelemetry_proto::tonic::metrics::v1::exemplar::Value::AsDouble(2.0))
+    );
+    assert!(exemplar.time_unix_nano > 0);
 
     let backoff = metric(&request, "smg_worker_retry_backoff_seconds").unwrap();
     let Some(metric::Data::ExponentialHistogram(exponential)) = &backoff.data else {

@@ -167,3 +167,73 @@ impl Feed {
         self.pending.set(batch);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use opentelemetry::InstrumentationScope;
+    use opentelemetry_sdk::metrics::Temporality;
+
+    use super::super::{HistogramInstrument, OwnedData, Registry};
+    use super::Feed;
+    use crate::exemplar::{self, ExemplarFilter, SpanIds};
+
+    /// The exemplars of each batch's one histogram point.
+    fn batch_exemplars(pending: &super::Pending) -> Vec<f64> {
+        pending.with(|batch| {
+            batch
+                .scopes
+                .iter()
+                .flat_map(|s| &s.metrics)
+                .flat_map(|m| match &m.data {
+                    OwnedData::Explicit(points) => points.clone(),
+                    OwnedData::Exponential(_) => Vec::new(),
+                })
+                .flat_map(|p| p.exemplars)
+                .map(|e| e.value)
+                .collect()
+        })
+    }
+
+    #[test]
+    fn each_exemplar_goes_to_an_exporter_once() {
+        for temporality in [Temporality::Cumulative, Temporality::Delta] {
+            let registry = Registry::with_exemplar_filter(ExemplarFilter::TraceBased);
+            let scope = InstrumentationScope::builder("test").build();
+            let latency = registry.instrument(&scope, "latency", || {
+                Arc::new(HistogramInstrument::<f64>::new(
+                    scope.clone(),
+                    ("latency".into(), String::new(), "s".into()),
+                    100,
+                    registry.expiry().clone(),
+                    || {
+                        crate::cells::Histogram::with_exemplars(
+                            [1.0].into(),
+                            ExemplarFilter::TraceBased,
+                        )
+                    },
+                ))
+            });
+            let (feed, pending) = Feed::new(Arc::clone(&registry), temporality);
+            let (other, other_pending) = Feed::new(Arc::clone(&registry), temporality);
+            let span = SpanIds::from_raw(1, 2);
+            exemplar::in_span(Some(span), || latency.record(0.5, &[]));
+            feed.prepare();
+            assert_eq!(batch_exemplars(&pending), [0.5], "{temporality:?}");
+            latency.record(0.7, &[]);
+            feed.prepare();
+            assert!(
+                batch_exemplars(&pending).is_empty(),
+                "{temporality:?}: sent again"
+            );
+            // Each exporter has its own mark.
+            other.prepare();
+            assert_eq!(batch_exemplars(&other_pending), [0.5], "{temporality:?}");
+            std::thread::sleep(std::time::Duration::from_millis(2));
+            exemplar::in_span(Some(span), || latency.record(3.0, &[]));
+            feed.prepare();
+            assert_eq!(batch_exemplars(&pending), [3.0], "{temporality:?}");
+        }
+    }
+}

@@ -52,7 +52,10 @@ pub struct Registry {
 
 #[derive(Default)]
 struct Instruments {
-    by_key: HashMap<Key, Arc<dyn Any + Send + Sync>>,
+    /// By scope (name, version and attributes, as the SDK tells scopes
+    /// apart: two bridges of one provider differ by an attribute) and name
+    /// in lower case.
+    by_key: HashMap<(InstrumentationScope, String), Arc<dyn Any + Send + Sync>>,
     in_order: Vec<Arc<dyn Collect>>,
 }
 
@@ -224,11 +227,7 @@ impl Registry {
         name: &str,
         make: impl FnOnce() -> Arc<I>,
     ) -> Arc<I> {
-        let key = (
-            scope.name().to_owned(),
-            scope.version().map(str::to_owned),
-            name.to_ascii_lowercase(),
-        );
+        let key = (scope.clone(), name.to_ascii_lowercase());
         let mut instruments = self
             .instruments
             .lock()
