@@ -288,6 +288,32 @@ fn main() {
         shared: Box::new(move |_, _| raw.record(0.42)),
         own: Box::new(move |t, _| raw_own[t].record(0.42)),
     });
+    // Every record leaves an exemplar (a clock read and its bucket's slot):
+    // the most a shared series' exemplars can cost.
+    let explicit =
+        |filter| nemo_lens::cells::Histogram::<f64>::with_exemplars([0.1, 0.5, 1.0].into(), filter);
+    let plain = keep(explicit(nemo_lens::ExemplarFilter::AlwaysOff));
+    let plain_own: &'static Vec<_> = keep(
+        (0..max)
+            .map(|_| explicit(nemo_lens::ExemplarFilter::AlwaysOff))
+            .collect(),
+    );
+    rows.push(Row {
+        name: "cells explicit",
+        shared: Box::new(move |_, i| plain.record(VALUES[(i & 7) as usize])),
+        own: Box::new(move |t, i| plain_own[t].record(VALUES[(i & 7) as usize])),
+    });
+    let sampled = keep(explicit(nemo_lens::ExemplarFilter::AlwaysOn));
+    let sampled_own: &'static Vec<_> = keep(
+        (0..max)
+            .map(|_| explicit(nemo_lens::ExemplarFilter::AlwaysOn))
+            .collect(),
+    );
+    rows.push(Row {
+        name: "cells explicit, exemplar always_on",
+        shared: Box::new(move |_, i| sampled.record(VALUES[(i & 7) as usize])),
+        own: Box::new(move |t, i| sampled_own[t].record(VALUES[(i & 7) as usize])),
+    });
     let rl = RlMetrics::default()
         .reward_mean(0.75)
         .policy_loss(0.3)

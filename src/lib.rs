@@ -161,6 +161,12 @@ pub mod guides {
         "guides/exporters.md"
     );
     chapter!(
+        /// Exemplars: the trace of a request beside the latency bucket it
+        /// landed in, on Prometheus, OTLP and the console.
+        exemplars,
+        "guides/exemplars.md"
+    );
+    chapter!(
         /// The built-in sets, their tables, the request guards and the GenAI
         /// conventions' versions.
         builtin_sets,

@@ -190,6 +190,12 @@ fn matchers(i: &Instrument, fixed: &[FixedAttribute]) -> String {
     matchers
 }
 
+/// Whether `unit` (UCUM) measures time: the histograms whose panels show
+/// exemplars.
+fn is_time(unit: &str) -> bool {
+    matches!(unit, "s" | "ms" | "us" | "ns" | "min" | "h")
+}
+
 /// A target: an expression and its legend.
 type Target = (String, String);
 
@@ -287,7 +293,7 @@ impl Layout {
     fn panel(&mut self, title: String, i: &Instrument, unit: String, targets: Vec<Target>) {
         let id = self.id();
         let ref_ids = ['A', 'B', 'C', 'D', 'E', 'F'];
-        let targets: Vec<Value> = targets
+        let mut targets: Vec<Value> = targets
             .into_iter()
             .zip(ref_ids)
             .map(|((expr, legend), ref_id)| {
@@ -300,6 +306,14 @@ impl Layout {
                 })
             })
             .collect();
+        // A latency's percentiles with the trace of a request beside them:
+        // Grafana asks Prometheus for the exemplars of the p99's series
+        // (one target, so each shows once).
+        if i.kind == InstrumentKind::Histogram && is_time(i.unit) && title.ends_with("p99") {
+            if let Some(p99) = targets.last_mut() {
+                p99["exemplar"] = json!(true);
+            }
+        }
         self.panels.push(json!({
             "id": id,
             "type": "timeseries",
@@ -583,8 +597,12 @@ mod tests {
         let latency = panel("gen_ai.server.request.duration p50 / p95 / p99");
         assert_eq!(latency["fieldConfig"]["defaults"]["unit"], "s");
         assert_eq!(latency["targets"].as_array().unwrap().len(), 3);
+        // Exemplars on the latency's p99, not on token counts.
+        assert_eq!(latency["targets"][2]["exemplar"], true);
+        assert_eq!(latency["targets"][0]["exemplar"], Value::Null);
         let tokens = panel("gen_ai.client.token.usage p50 / p95 / p99");
         assert_eq!(tokens["fieldConfig"]["defaults"]["unit"], "suffix: token");
+        assert_eq!(tokens["targets"][2]["exemplar"], Value::Null);
         assert_eq!(
             tokens["targets"][2]["legendFormat"],
             "{{service_name}} p99 {{gen_ai_token_type}}"

@@ -35,7 +35,10 @@ use nemo_lens::instruments::gym::{
 use nemo_lens::instruments::rl::RlMetrics;
 use nemo_lens::instruments::serving::{FinishReason, ScheduledRequest, SchedulingMetrics};
 use nemo_lens::instruments::{InferenceRequest, ModelCall};
+use nemo_lens::opentelemetry::trace::{TraceContextExt as _, Tracer as _, TracerProvider as _};
+use nemo_lens::opentelemetry::Context;
 use nemo_lens::{EnvLookup, Guarded, Instruments, Meter, NemoLensConfig, SetupOptions};
+use opentelemetry_sdk::trace::SdkTracerProvider;
 
 /// Gym servers in the simulated pool.
 const GYM_SERVERS: u64 = 4;
@@ -293,6 +296,10 @@ fn run() -> Result<(), Box<dyn Error>> {
                 "watch it live: nemo-lens top {url}  \
                  (from this repository: cargo run -p nemo-lens-cli -- top {url})"
             );
+            println!(
+                "exemplars (the trace of a request beside its latency bucket): \
+                 curl -s -H 'Accept: application/openmetrics-text' {url} | grep ' # {{'"
+            );
         }
         None if telemetry.is_exporting => {
             eprintln!("exporting with {}", config.exporter.as_str())
@@ -333,6 +340,11 @@ fn run() -> Result<(), Box<dyn Error>> {
         .record(meter);
     let mut in_flight: Vec<(ScheduledRequest, Option<FinishReason>, Instant)> = Vec::new();
 
+    // Spans of the simulated requests, sampled as OTEL_TRACES_SAMPLER says
+    // (all of them by default) and exported nowhere: their ids are what the
+    // exemplars on /metrics show.
+    let tracer_provider = SdkTracerProvider::builder().build();
+    let tracer = tracer_provider.tracer("nemo-lens-demo");
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ u64::from(rank));
     let deadline = Instant::now() + Duration::from_secs(args.seconds);
     let step_time = Duration::from_millis(args.step_ms);
@@ -386,6 +398,10 @@ fn run() -> Result<(), Box<dyn Error>> {
             let output = rng.uniform(128.0, 1024.0) as u64;
             let arrived = Instant::now();
             let at = |seconds: f64| arrived + Duration::from_secs_f64(seconds);
+            // The request's span, current while its guard starts: what the
+            // guard records links to it (the exemplars on /metrics).
+            let span = tracer.start("chat llama-3-8b");
+            let current = Context::current_with_span(span).attach();
             let mut req = InferenceRequest::start_at(meter, arrived)
                 .model("llama-3-8b")
                 .response_model("llama-3-8b-instruct")
@@ -396,6 +412,7 @@ fn run() -> Result<(), Box<dyn Error>> {
                 .cache_read_input_tokens(input * 3 / 4)
                 .cache_write_input_tokens(input / 4)
                 .reasoning_output_tokens(output / 8);
+            drop(current);
             req.first_token_at(at(latency * rng.uniform(0.05, 0.2)));
             let outcome = rng.next_f64();
             // About 3 % of requests fail, under the 5 % error-ratio alert of

@@ -14,6 +14,9 @@ use opentelemetry::trace::{
 use opentelemetry::{Context, KeyValue};
 use prost::Message as _;
 
+/// More than a bucket's least time between two exemplars (1 ms).
+const GAP: std::time::Duration = std::time::Duration::from_micros(1_100);
+
 fn span(n: u64) -> SpanIds {
     SpanIds::new(
         TraceId::from(0x4bf9_2f35_77b3_4da6_a3ce_929d_0e0e_0000_u128 + u128::from(n)),
@@ -42,6 +45,9 @@ fn openmetrics_puts_the_latest_of_each_bucket_on_its_bucket_line_only() {
     let requests = meter.u64_counter("app.requests").build();
     let model = [KeyValue::new("gen_ai.request.model", "m")];
     exemplar::in_span(Some(span(1)), || ttft.record(0.3, &model));
+    // A bucket takes one exemplar a millisecond: the next one after that.
+    exemplar::in_span(Some(span(7)), || ttft.record(0.35, &model));
+    std::thread::sleep(GAP);
     exemplar::in_span(Some(span(2)), || ttft.record(0.4, &model));
     exemplar::in_span(Some(span(3)), || ttft.record(0.05, &model));
     exemplar::in_span(Some(span(4)), || ttft.record(7.0, &model));
@@ -181,6 +187,8 @@ fn exponential_histograms_keep_the_latest_twenty() {
     );
     let histogram = capture.meter().f64_histogram("exp.latency").build();
     for n in 1..=25 {
+        // The ring takes one every 1 ms / 20: these are spaced past that.
+        std::thread::sleep(GAP);
         exemplar::in_span(Some(span(n)), || histogram.record(n as f64, &[]));
     }
     let held = capture.exemplars("exp.latency", &[]);

@@ -6,11 +6,21 @@
 //! writer that finds the slot being written drops its exemplar instead of
 //! waiting (a reservoir may sample further, and the slot gets the next
 //! one), so a record never spins on another's exemplar.
+//!
+//! A bucket's slot takes at most one exemplar per millisecond, the first of
+//! it (the resolution of a Prometheus exemplar's timestamp), and a ring one
+//! per `1 ms / slots`: under `always_on`, threads recording one series then
+//! mostly read the slot's cache line rather than take it from each other,
+//! and scale as the cells do.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::sync::{fence, AtomicU64, AtomicUsize, Ordering};
 use crate::exemplar::{self, Exemplar, ExemplarFilter, SpanIds};
+
+/// The least time between two exemplars of one bucket's slot, or of a
+/// whole ring.
+const MIN_GAP_NANOS: u64 = 1_000_000;
 
 /// One exemplar, on a cache line of its own.
 #[repr(align(64))]
@@ -37,7 +47,11 @@ impl Slot {
         }
     }
 
-    fn write(&self, value: f64, span: Option<SpanIds>, time: u64) {
+    fn write(&self, value: f64, span: Option<SpanIds>, time: u64, gap: u64) {
+        let held = self.time.load(Ordering::Relaxed);
+        if time >= held && time - held < gap {
+            return;
+        }
         let seq = self.seq.load(Ordering::Relaxed);
         if seq & 1 == 1
             || self
@@ -89,6 +103,13 @@ impl Slot {
     }
 }
 
+/// Nanoseconds since the epoch, never 0 (an empty slot's time).
+fn now() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(1, |d| {
+        u64::try_from(d.as_nanos()).unwrap_or(u64::MAX).max(1)
+    })
+}
+
 /// The exemplars of one series: one slot per explicit bucket (the latest
 /// there), or a ring of the latest few for an exponential histogram.
 pub(crate) struct Exemplars {
@@ -96,6 +117,8 @@ pub(crate) struct Exemplars {
     slots: Box<[Slot]>,
     /// The ring's next slot; unused with one slot per bucket.
     next: AtomicUsize,
+    /// When the ring last took an exemplar.
+    last: AtomicU64,
 }
 
 impl Exemplars {
@@ -107,6 +130,7 @@ impl Exemplars {
                 filter,
                 slots: (0..slots.max(1)).map(|_| Slot::new()).collect(),
                 next: AtomicUsize::new(0),
+                last: AtomicU64::new(0),
             })
         })
     }
@@ -126,25 +150,39 @@ impl Exemplars {
     #[inline]
     pub(crate) fn offer_at(&self, index: usize, value: f64) {
         if let Ok(span) = self.kept() {
-            self.write(index, value, span);
+            self.offer_to_bucket(index, value, span);
         }
+    }
+
+    #[cold]
+    fn offer_to_bucket(&self, index: usize, value: f64, span: Option<SpanIds>) {
+        let slot = &self.slots[index % self.slots.len()];
+        slot.write(value, span, now(), MIN_GAP_NANOS);
     }
 
     /// Offers a record of `value` to the ring.
     #[inline]
     pub(crate) fn offer(&self, value: f64) {
         if let Ok(span) = self.kept() {
-            let index = self.next.fetch_add(1, Ordering::Relaxed);
-            self.write(index, value, span);
+            self.offer_to_ring(value, span);
         }
     }
 
     #[cold]
-    fn write(&self, index: usize, value: f64, span: Option<SpanIds>) {
-        let time = SystemTime::now().duration_since(UNIX_EPOCH).map_or(1, |d| {
-            u64::try_from(d.as_nanos()).unwrap_or(u64::MAX).max(1)
-        });
-        self.slots[index % self.slots.len()].write(value, span, time);
+    fn offer_to_ring(&self, value: f64, span: Option<SpanIds>) {
+        let time = now();
+        let last = self.last.load(Ordering::Relaxed);
+        let gap = MIN_GAP_NANOS / self.slots.len() as u64;
+        if (time >= last && time - last < gap)
+            || self
+                .last
+                .compare_exchange(last, time, Ordering::Relaxed, Ordering::Relaxed)
+                .is_err()
+        {
+            return;
+        }
+        let index = self.next.fetch_add(1, Ordering::Relaxed);
+        self.slots[index % self.slots.len()].write(value, span, time, 0);
     }
 
     /// The exemplars held, oldest first.
@@ -158,6 +196,7 @@ impl Exemplars {
 #[cfg(all(test, not(nemo_lens_loom)))]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
     fn the_latest_per_slot_is_kept_and_read_whole() {
@@ -165,6 +204,9 @@ mod tests {
         let span = SpanIds::from_raw(0xabc, 0x12);
         exemplar::in_span(Some(span), || {
             exemplars.offer_at(0, 0.1);
+            // Within the millisecond: the first is kept.
+            exemplars.offer_at(0, 0.15);
+            std::thread::sleep(Duration::from_millis(2));
             exemplars.offer_at(0, 0.2);
             exemplars.offer_at(2, 7.0);
         });
@@ -191,8 +233,11 @@ mod tests {
     fn a_ring_keeps_the_latest() {
         let exemplars = Exemplars::new(ExemplarFilter::AlwaysOn, 3).unwrap();
         for i in 0..10 {
+            std::thread::sleep(Duration::from_millis(1));
             exemplars.offer(f64::from(i));
         }
+        // Within the ring's gap (1 ms / 3 slots) a record is not kept.
+        exemplars.offer(10.0);
         let values: Vec<f64> = exemplars.read().iter().map(|e| e.value).collect();
         let mut sorted = values.clone();
         sorted.sort_by(f64::total_cmp);
@@ -206,16 +251,18 @@ mod tests {
         let writer = {
             let exemplars = exemplars.clone();
             std::thread::spawn(move || {
-                for i in 1..=200_000_u64 {
+                for i in 1..=2_000_u64 {
                     // Trace, span and value move together: a torn read would
                     // mix them.
                     let span = SpanIds::from_raw(u128::from(i) << 64 | u128::from(i), i);
                     exemplar::in_span(Some(span), || exemplars.offer_at(0, i as f64));
+                    // Past the slot's gap, so each is written.
+                    std::thread::sleep(Duration::from_micros(1_050));
                 }
             })
         };
         let mut seen = 0;
-        while !writer.is_finished() && seen < 200_000 {
+        while !writer.is_finished() && seen < 10_000_000 {
             for e in exemplars.read() {
                 let (trace, span) = e.span.unwrap().raw();
                 assert_eq!(span as f64, e.value);
@@ -224,6 +271,6 @@ mod tests {
             }
         }
         writer.join().unwrap();
-        assert_eq!(exemplars.read()[0].value, 200_000.0);
+        assert_eq!(exemplars.read()[0].value, 2_000.0);
     }
 }

@@ -44,7 +44,7 @@ impl SpanIds {
     pub fn sampled_in(cx: &Context) -> Option<SpanIds> {
         let span = cx.span();
         let context = span.span_context();
-        (context.is_valid() && context.is_sampled())
+        (context.is_sampled() && context.is_valid())
             .then(|| SpanIds::new(context.trace_id(), context.span_id()))
     }
 }
@@ -55,17 +55,12 @@ impl std::fmt::Debug for SpanIds {
     }
 }
 
-/// What [`in_span`] put in place of the current context's span.
-#[derive(Clone, Copy)]
-enum Named {
-    /// Nothing: the current context decides.
-    Nothing,
-    /// This span, or no sampled span at all.
-    Span(Option<SpanIds>),
-}
-
 thread_local! {
-    static NAMED: Cell<Named> = const { Cell::new(Named::Nothing) };
+    /// Whether [`in_span`] names the span on this thread: a flag of its
+    /// own, so the usual record (nothing named) reads one byte.
+    static NAMING: Cell<bool> = const { Cell::new(false) };
+    /// The span named, or no sampled span at all.
+    static NAMED: Cell<Option<SpanIds>> = const { Cell::new(None) };
 }
 
 /// The sampled span a record made now belongs to: the one [`in_span`] or
@@ -73,10 +68,16 @@ thread_local! {
 /// nanosecond: a thread-local read, no lock, no clone).
 #[inline]
 pub fn current() -> Option<SpanIds> {
-    match NAMED.with(Cell::get) {
-        Named::Span(span) => span,
-        Named::Nothing => Context::map_current(SpanIds::sampled_in),
+    if NAMING.with(Cell::get) {
+        return NAMED.with(Cell::get);
     }
+    Context::map_current(|cx| {
+        if cx.has_active_span() {
+            SpanIds::sampled_in(cx)
+        } else {
+            None
+        }
+    })
 }
 
 /// Runs `f` with `span` as the span its records belong to, whatever the
@@ -84,13 +85,18 @@ pub fn current() -> Option<SpanIds> {
 /// the request's span: a completion callback, a streaming task, a
 /// measurement taken after the span ended.
 pub fn in_span<R>(span: Option<SpanIds>, f: impl FnOnce() -> R) -> R {
-    struct Restore(Named);
+    /// What was named before, put back however `f` ends.
+    struct Restore(bool, Option<SpanIds>);
     impl Drop for Restore {
         fn drop(&mut self) {
-            NAMED.with(|named| named.set(self.0));
+            NAMING.with(|naming| naming.set(self.0));
+            NAMED.with(|named| named.set(self.1));
         }
     }
-    let _restore = Restore(NAMED.with(|named| named.replace(Named::Span(span))));
+    let _restore = Restore(
+        NAMING.with(|naming| naming.replace(true)),
+        NAMED.with(|named| named.replace(span)),
+    );
     f()
 }
 
