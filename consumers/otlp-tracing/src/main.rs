@@ -7,7 +7,8 @@
 use nemo_lens::instruments::rl::RlMetrics;
 use nemo_lens::testing::Capture;
 use nemo_lens::{EnvLookup, Instruments, NemoLensConfig, SetupOptions};
-use opentelemetry::trace::TracerProvider as _;
+use opentelemetry::trace::{TraceContextExt as _, TracerProvider as _};
+use tracing_opentelemetry::OpenTelemetrySpanExt as _;
 use opentelemetry_otlp::WithExportConfig as _;
 use tracing_subscriber::layer::SubscriberExt as _;
 
@@ -44,15 +45,26 @@ pub async fn main() {
         .expect("nemo-lens over OTLP");
 
     let capture = Capture::new();
-    tracing::subscriber::with_default(subscriber, || {
-        let _step = tracing::info_span!("train_step", step = 1).entered();
+    let trace_id = tracing::subscriber::with_default(subscriber, || {
+        let step = tracing::info_span!("train_step", step = 1);
+        let _entered = step.enter();
         for meter in [&telemetry.meter, capture.meter()] {
-            RlMetrics::default().reward_mean(0.75).record(meter);
+            RlMetrics::default()
+                .reward_mean(0.75)
+                .generation_duration_ms(1234.5)
+                .record(meter);
         }
+        // The span's OpenTelemetry ids, as tracing-opentelemetry gives them.
+        step.context().span().span_context().trace_id()
     });
     assert_eq!(capture.last_value("rl.reward.mean", &[]), Some(0.75));
-    assert_eq!(capture.names(), ["rl.reward.mean"]);
+    // tracing-opentelemetry 0.34 makes the entered span's context current
+    // (its context activation), so the histogram recorded inside it has
+    // that span as its exemplar: one `opentelemetry` in this build.
+    let exemplars = capture.exemplars("rl.generation.duration_ms", &[]);
+    assert_eq!(exemplars.len(), 1, "{exemplars:?}");
+    assert_eq!(exemplars[0].trace_id(), Some(trace_id));
     let _ = telemetry.shutdown();
     let _ = traces.shutdown();
-    println!("otlp-tracing: traces and nemo-lens metrics side by side");
+    println!("otlp-tracing: traces and nemo-lens metrics side by side, exemplars linking them");
 }

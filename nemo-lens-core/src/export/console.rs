@@ -648,4 +648,52 @@ mod tests {
         assert_eq!(latency["data_points"][0]["bounds"], json!([0.1, 1.0]));
         assert_eq!(latency["data_points"][0]["count"], 5);
     }
+
+    /// A histogram point's exemplars go on its JSON line: value, time and
+    /// the span's ids in lowercase hex; a point without any has no key.
+    #[test]
+    fn exemplars_are_written_on_the_histogram_point() {
+        use crate::exemplar::{Exemplar, SpanIds};
+        use crate::owned::{HistogramPoint, OwnedData, OwnedMetric, OwnedScope};
+        use opentelemetry::trace::{SpanId, TraceId};
+        let span = SpanIds::new(TraceId::from(0xab_u128), SpanId::from(0xcd_u64));
+        let point = |exemplars: Vec<Exemplar>| HistogramPoint {
+            attributes: Vec::new(),
+            start_time: std::time::UNIX_EPOCH,
+            bounds: [1.0].into(),
+            bucket_counts: vec![1, 0],
+            count: 1,
+            sum: 0.5,
+            min: Some(0.5),
+            max: Some(0.5),
+            exemplars,
+        };
+        let exemplar = Exemplar {
+            value: 0.5,
+            time: std::time::UNIX_EPOCH + Duration::from_nanos(1_796_000_000_123_456_789),
+            span: Some(span),
+        };
+        let owned = [OwnedScope {
+            scope: opentelemetry::InstrumentationScope::builder("nemo.lens").build(),
+            metrics: vec![OwnedMetric {
+                name: "ttft".into(),
+                description: String::new(),
+                unit: "s".into(),
+                value_type: crate::ValueType::F64,
+                data: OwnedData::Explicit(vec![point(vec![exemplar]), point(Vec::new())]),
+            }],
+        }];
+        let json = to_json_with(&ResourceMetrics::default(), &owned, &[]);
+        let points = &json["scope_metrics"][0]["metrics"][0]["data_points"];
+        assert_eq!(
+            points[0]["exemplars"],
+            serde_json::json!([{
+                "value": 0.5,
+                "time_unix_nano": 1_796_000_000_123_456_789_u64,
+                "trace_id": "000000000000000000000000000000ab",
+                "span_id": "00000000000000cd",
+            }])
+        );
+        assert_eq!(points[1]["exemplars"], Json::Null, "{json}");
+    }
 }
