@@ -52,6 +52,7 @@ struct Sent {
 
 fn start_server(receiver: &OtlpHttpReceiver, env: &[(&str, &str)]) -> (Reaped, u16) {
     let port = free_port();
+    let log = std::env::temp_dir().join(format!("nemo-lens-exemplars-server-{port}.log"));
     let bin = std::env::var("E2E_OPENAI_SERVER_BIN")
         .expect("E2E_OPENAI_SERVER_BIN: the example openai_server binary");
     let mut command = Command::new(bin);
@@ -65,7 +66,7 @@ fn start_server(receiver: &OtlpHttpReceiver, env: &[(&str, &str)]) -> (Reaped, u
         .env("OTEL_BSP_SCHEDULE_DELAY", "200")
         .env("NEMO_LENS_PROBE_GPUS", "0")
         .stdout(Stdio::null())
-        .stderr(Stdio::null());
+        .stderr(std::fs::File::create(&log).unwrap());
     for (key, value) in env {
         command.env(key, value);
     }
@@ -74,7 +75,8 @@ fn start_server(receiver: &OtlpHttpReceiver, env: &[(&str, &str)]) -> (Reaped, u
     while http_get(port, "/v1/models").is_none() {
         assert!(
             Instant::now() < deadline,
-            "the example server did not start"
+            "the example server did not start: {}",
+            std::fs::read_to_string(&log).unwrap_or_default()
         );
         std::thread::sleep(Duration::from_millis(100));
     }

@@ -34,7 +34,10 @@ pub fn setup() -> Result<SdkTracerProvider, Box<dyn Error>> {
                 .unwrap_or_else(|_| "grpc".to_owned());
             let exporter = match protocol.trim() {
                 "grpc" => SpanExporter::builder().with_tonic().build()?,
-                "http/protobuf" => SpanExporter::builder().with_http().build()?,
+                "http/protobuf" => {
+                    install_tls_provider();
+                    SpanExporter::builder().with_http().build()?
+                }
                 other => {
                     return Err(format!(
                         "OTEL_EXPORTER_OTLP_PROTOCOL={other:?}: use grpc or http/protobuf"
@@ -51,6 +54,16 @@ pub fn setup() -> Result<SdkTracerProvider, Box<dyn Error>> {
     let provider = builder.build();
     global::set_tracer_provider(provider.clone());
     Ok(provider)
+}
+
+/// With `otlp-tls` in the build, reqwest's rustls is built without a
+/// crypto provider and its client takes the process default: install ring's
+/// unless one is there (nemo-lens's own OTLP client names its provider).
+// rustls deprecates ring for want of post-quantum key exchange; nemo-lens
+// keeps it (aws-lc-rs needs a C and CMake build).
+#[allow(deprecated)]
+fn install_tls_provider() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
 /// Middleware: runs the request in a server span (child of its
