@@ -23,8 +23,6 @@
 //! ```
 
 use std::collections::{BTreeSet, HashMap, HashSet};
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -106,13 +104,8 @@ fn load(port: u16, seed: u64) -> Sent {
              traceparent: 00-{trace}-00f067aa0ba902b7-{flags}\r\n\r\n{body}",
             body.len()
         );
-        let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
-        stream
-            .set_read_timeout(Some(Duration::from_secs(10)))
-            .unwrap();
-        stream.write_all(request.as_bytes()).unwrap();
-        let mut response = String::new();
-        stream.read_to_string(&mut response).unwrap();
+        let response = http_exchange(port, &request, Duration::from_secs(10))
+            .expect("the example server answers");
         assert!(response.starts_with("HTTP/1.0 200") || response.starts_with("HTTP/1.1 200"));
         assert!(response.contains("[DONE]"), "a whole stream: {response}");
         if sampled {
@@ -137,18 +130,6 @@ fn prometheus(dir_name: &str, features: &[&str], traced: u16, off: u16) -> (Reap
          \x20 - job_name: off\n    static_configs:\n      - targets: ['127.0.0.1:{off}']\n"
     );
     (start_prometheus(&dir, port, &config, features), port)
-}
-
-fn encode(query: &str) -> String {
-    query
-        .bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
 }
 
 /// `/api/v1/query_exemplars` of `query` since `start`.

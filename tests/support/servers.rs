@@ -32,16 +32,25 @@ pub fn free_port() -> u16 {
 /// The body of `GET path` on `127.0.0.1:port`, or `None` if nothing answers.
 /// HTTP/1.0 so the body is neither chunked nor kept alive.
 pub fn http_get(port: u16, path: &str) -> Option<String> {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
     let request = format!("GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
-    stream.write_all(request.as_bytes()).ok()?;
-    let mut response = String::new();
-    stream.read_to_string(&mut response).ok()?;
+    let response = http_exchange(port, &request, Duration::from_secs(5))?;
     Some(response.split_once("\r\n\r\n")?.1.to_owned())
 }
 
-fn encode(query: &str) -> String {
+/// Sends `request` (whole, HTTP/1.0 so the server closes after it) to
+/// `127.0.0.1:port` and reads the whole response, head and body; `None` if
+/// nothing answers within `timeout`.
+pub fn http_exchange(port: u16, request: &str, timeout: Duration) -> Option<String> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream.set_read_timeout(Some(timeout)).ok()?;
+    stream.write_all(request.as_bytes()).ok()?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response).ok()?;
+    Some(response)
+}
+
+/// `query` percent-encoded for a URL's query string.
+pub fn encode(query: &str) -> String {
     query
         .bytes()
         .map(|b| match b {

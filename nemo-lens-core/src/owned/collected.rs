@@ -52,6 +52,28 @@ impl OwnedMetric {
         }
     }
 
+    /// Each point's attributes and exemplars.
+    pub fn exemplars(&self) -> Vec<(&[KeyValue], &[Exemplar])> {
+        match &self.data {
+            OwnedData::Explicit(points) => points
+                .iter()
+                .map(|p| (p.attributes.as_slice(), p.exemplars.as_slice()))
+                .collect(),
+            OwnedData::Exponential(points) => points
+                .iter()
+                .map(|p| (p.attributes.as_slice(), p.exemplars.as_slice()))
+                .collect(),
+        }
+    }
+
+    /// Each point's exemplars, to trim.
+    pub(crate) fn exemplars_mut(&mut self) -> Vec<&mut Vec<Exemplar>> {
+        match &mut self.data {
+            OwnedData::Explicit(points) => points.iter_mut().map(|p| &mut p.exemplars).collect(),
+            OwnedData::Exponential(points) => points.iter_mut().map(|p| &mut p.exemplars).collect(),
+        }
+    }
+
     fn is_empty(&self) -> bool {
         match &self.data {
             OwnedData::Explicit(points) => points.is_empty(),

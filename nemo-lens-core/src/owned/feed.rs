@@ -112,19 +112,11 @@ impl Feed {
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
         let before = *sent;
-        let mut keep = |exemplars: &mut Vec<crate::exemplar::Exemplar>| {
-            exemplars.retain(|e| e.time > before);
-            if let Some(newest) = exemplars.iter().map(|e| e.time).max() {
-                *sent = (*sent).max(newest);
-            }
-        };
         for metric in scopes.iter_mut().flat_map(|s| s.metrics.iter_mut()) {
-            match &mut metric.data {
-                super::OwnedData::Explicit(points) => {
-                    points.iter_mut().for_each(|p| keep(&mut p.exemplars))
-                }
-                super::OwnedData::Exponential(points) => {
-                    points.iter_mut().for_each(|p| keep(&mut p.exemplars))
+            for exemplars in metric.exemplars_mut() {
+                exemplars.retain(|e| e.time > before);
+                if let Some(newest) = exemplars.iter().map(|e| e.time).max() {
+                    *sent = (*sent).max(newest);
                 }
             }
         }

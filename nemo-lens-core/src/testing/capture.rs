@@ -17,7 +17,7 @@ use opentelemetry_sdk::Resource;
 
 use crate::exemplar::Exemplar;
 use crate::export::exposition::{families, openmetrics, text};
-use crate::owned::{OwnedContext, OwnedData, OwnedMetric, OwnedScope, Registry};
+use crate::owned::{GatheredScope, OwnedContext, OwnedMetric, OwnedScope, Registry};
 use crate::telemetry::buckets::Streams;
 use crate::telemetry::PrometheusResourceLabels;
 use crate::{HistogramAggregation, Meter};
@@ -297,19 +297,23 @@ impl Capture {
     /// only scope label is `otel_scope_name="nemo.lens"` (no version), so a
     /// snapshot changes only when names, labels, types, help or values do.
     pub fn exposition(&self) -> String {
-        let (collected, owned) = self.collect();
-        let families = {
-            let mut known = self.known.lock().unwrap_or_else(PoisonError::into_inner);
-            families::families(
-                &collected,
-                &owned,
-                self.registry.gather_for_text(),
-                &PrometheusResourceLabels::None,
-                &mut known,
-            )
-        };
+        let families = self.families(Registry::gather_for_text);
         // The text writer writes only UTF-8 (names, labels and numbers).
         String::from_utf8(text::encode(&families)).expect("the text exposition is UTF-8")
+    }
+
+    /// What a scrape holds now, with the other libraries' families as
+    /// `gather` reads them.
+    fn families(&self, gather: fn(&Registry) -> Vec<GatheredScope>) -> Vec<families::Family> {
+        let (collected, owned) = self.collect();
+        let mut known = self.known.lock().unwrap_or_else(PoisonError::into_inner);
+        families::families(
+            &collected,
+            &owned,
+            gather(&self.registry),
+            &PrometheusResourceLabels::None,
+            &mut known,
+        )
     }
 
     /// The exemplars of the histogram `name` over its series matching
@@ -318,20 +322,9 @@ impl Capture {
         let (_, owned) = self.collect();
         let mut found = Vec::new();
         for metric in owned_metrics(&owned, name) {
-            match &metric.data {
-                OwnedData::Explicit(points) => {
-                    for point in points {
-                        if carries(&mut point.attributes.iter(), attributes) {
-                            found.extend(point.exemplars.iter().copied());
-                        }
-                    }
-                }
-                OwnedData::Exponential(points) => {
-                    for point in points {
-                        if carries(&mut point.attributes.iter(), attributes) {
-                            found.extend(point.exemplars.iter().copied());
-                        }
-                    }
+            for (point, exemplars) in metric.exemplars() {
+                if carries(&mut point.iter(), attributes) {
+                    found.extend_from_slice(exemplars);
                 }
             }
         }
@@ -343,17 +336,7 @@ impl Capture {
     /// [`exposition`](Self::exposition) with exemplars on histogram buckets
     /// and `# EOF` at the end.
     pub fn openmetrics(&self) -> String {
-        let (collected, owned) = self.collect();
-        let families = {
-            let mut known = self.known.lock().unwrap_or_else(PoisonError::into_inner);
-            families::families(
-                &collected,
-                &owned,
-                self.registry.gather(),
-                &PrometheusResourceLabels::None,
-                &mut known,
-            )
-        };
+        let families = self.families(Registry::gather);
         String::from_utf8(openmetrics::encode(&families)).expect("OpenMetrics text is UTF-8")
     }
 

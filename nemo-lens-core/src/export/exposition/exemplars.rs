@@ -5,19 +5,25 @@
 
 use crate::exemplar::Exemplar;
 
-/// For each bucket of `bounds` (ascending upper bounds, `+Inf` implied
-/// after them when absent) the exemplar it shows. `exemplars` come oldest
-/// first.
+/// For each of `buckets` (`(upper bound, cumulative count)`, ascending,
+/// `+Inf` implied after them when absent) the exemplar it shows; empty
+/// (nothing to place, nothing allocated) without exemplars. `exemplars`
+/// come oldest first.
 pub(crate) fn by_bucket<'a>(
-    bounds: &[f64],
+    buckets: &[(f64, u64)],
     exemplars: &'a [Exemplar],
 ) -> Vec<Option<&'a Exemplar>> {
-    let has_inf = bounds.last().is_some_and(|b| b.is_infinite() && *b > 0.0);
-    let mut placed = vec![None; bounds.len() + usize::from(!has_inf)];
+    if exemplars.is_empty() {
+        return Vec::new();
+    }
+    let has_inf = buckets
+        .last()
+        .is_some_and(|(b, _)| b.is_infinite() && *b > 0.0);
+    let mut placed = vec![None; buckets.len() + usize::from(!has_inf)];
     for exemplar in exemplars.iter().filter(|e| e.value.is_finite()) {
         // The first bucket whose bound is at least the value, as buckets
         // count a record (`le` is inclusive).
-        let at = bounds.partition_point(|bound| *bound < exemplar.value);
+        let at = buckets.partition_point(|(bound, _)| *bound < exemplar.value);
         if let Some(slot) = placed.get_mut(at) {
             if slot.is_none_or(|held: &Exemplar| held.time <= exemplar.time) {
                 *slot = Some(exemplar);
@@ -50,12 +56,13 @@ mod tests {
             at(9.0, 4),
             at(f64::NAN, 5),
         ];
-        let placed = by_bucket(&[0.5, 1.0], &held);
+        let placed = by_bucket(&[(0.5, 0), (1.0, 0)], &held);
         let values: Vec<Option<f64>> = placed.iter().map(|e| e.map(|e| e.value)).collect();
         // 0.5 in (-inf, 0.5]; 1.0 then 0.7 in (0.5, 1], the later kept; 9 in +Inf.
         assert_eq!(values, [Some(0.5), Some(0.7), Some(9.0)]);
-        let with_inf = by_bucket(&[1.0, f64::INFINITY], &held);
+        let with_inf = by_bucket(&[(1.0, 0), (f64::INFINITY, 0)], &held);
         assert_eq!(with_inf.len(), 2);
         assert_eq!(with_inf[1].map(|e| e.value), Some(9.0));
+        assert!(by_bucket(&[(1.0, 0)], &[]).is_empty());
     }
 }

@@ -1,34 +1,66 @@
 //! The text exposition format, version 0.0.4, written as the `prometheus`
-//! crate's encoder writes it (so scrapes read the same byte for byte).
-//! Exponential histograms become classic ones at powers of two.
+//! crate's encoder writes it (so scrapes read the same byte for byte), and
+//! the OpenMetrics text that differs from it only in its metadata,
+//! exemplars and ending (`openmetrics`). Exponential histograms become
+//! classic ones at powers of two.
 
 use std::fmt::Write as _;
 
+use super::exemplars::by_bucket;
 use super::families::{Family, Kind, Sample};
 use super::native;
+use crate::exemplar::Exemplar;
+
+/// Which text format [`write`] writes: the two differ only in their
+/// metadata lines, exemplars and ending.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Dialect {
+    /// Text 0.0.4, without exemplars (they would fail the scrape).
+    Text,
+    /// OpenMetrics 1.0 (`openmetrics`).
+    OpenMetrics,
+}
 
 /// The families as text.
 pub(crate) fn encode(families: &[Family]) -> Vec<u8> {
+    write(families, Dialect::Text)
+}
+
+/// The families in `dialect`.
+pub(super) fn write(families: &[Family], dialect: Dialect) -> Vec<u8> {
     let mut out = String::with_capacity(estimate(families));
     for family in families {
         if let Some(raw) = &family.raw {
-            out.push_str(raw);
+            // Gathered text is 0.0.4; OpenMetrics is written from the
+            // families gathered parsed, which have none.
+            if dialect == Dialect::Text {
+                out.push_str(raw);
+            }
             continue;
         }
         let name = &family.name;
         let mut bounds = Bounds::default();
-        if !family.help.is_empty() {
-            out.push_str("# HELP ");
-            out.push_str(name);
-            out.push(' ');
-            escape_into(&mut out, &family.help, false);
-            out.push('\n');
+        match dialect {
+            Dialect::Text => {
+                if !family.help.is_empty() {
+                    out.push_str("# HELP ");
+                    out.push_str(name);
+                    out.push(' ');
+                    escape_into(&mut out, &family.help, false);
+                    out.push('\n');
+                }
+                let _ = writeln!(out, "# TYPE {name} {}", family.kind.as_str());
+            }
+            Dialect::OpenMetrics => super::openmetrics::metadata(&mut out, family),
         }
-        let _ = writeln!(out, "# TYPE {name} {}", family.kind.as_str());
         for series in &family.metrics {
+            let exemplars = match dialect {
+                Dialect::Text => &[][..],
+                Dialect::OpenMetrics => &series.exemplars[..],
+            };
             match (&series.value, family.kind) {
                 (Sample::Number(value), Kind::Counter | Kind::Gauge | Kind::Untyped) => {
-                    sample(&mut out, name, "", &series.labels, None, *value);
+                    sample(&mut out, name, "", &series.labels, None, *value, None);
                 }
                 (
                     Sample::Histogram {
@@ -44,7 +76,7 @@ pub(crate) fn encode(families: &[Family]) -> Vec<u8> {
                         &series.labels,
                         (*count, *sum),
                         buckets,
-                        &mut bounds,
+                        (&mut bounds, exemplars),
                     );
                 }
                 (Sample::Exponential(point), Kind::Histogram) => {
@@ -55,7 +87,7 @@ pub(crate) fn encode(families: &[Family]) -> Vec<u8> {
                         &series.labels,
                         (point.count, point.sum),
                         &buckets,
-                        &mut bounds,
+                        (&mut bounds, exemplars),
                     );
                 }
                 (
@@ -70,22 +102,20 @@ pub(crate) fn encode(families: &[Family]) -> Vec<u8> {
                         let q = quantile.to_string();
                         let mut labels = series.labels.clone();
                         labels.push(("quantile".to_owned(), q));
-                        sample(&mut out, name, "", &labels, None, *value);
+                        sample(&mut out, name, "", &labels, None, *value, None);
                     }
-                    sample(&mut out, name, "_sum", &series.labels, None, *sum);
-                    sample(
-                        &mut out,
-                        name,
-                        "_count",
-                        &series.labels,
-                        None,
-                        *count as f64,
-                    );
+                    let labels = &series.labels;
+                    sample(&mut out, name, "_sum", labels, None, *sum, None);
+                    let count = *count as f64;
+                    sample(&mut out, name, "_count", labels, None, count, None);
                 }
                 // A value of another kind than its family is never made.
                 _ => {}
             }
         }
+    }
+    if dialect == Dialect::OpenMetrics {
+        out.push_str("# EOF\n");
     }
     out.into_bytes()
 }
@@ -144,25 +174,39 @@ impl Bounds {
     }
 }
 
+/// A histogram's lines; in OpenMetrics, each bucket with the exemplar that
+/// falls in it.
 fn histogram(
     out: &mut String,
     name: &str,
     labels: &[(String, String)],
     (count, sum): (u64, f64),
     buckets: &[(f64, u64)],
-    bounds: &mut Bounds,
+    (bounds, exemplars): (&mut Bounds, &[Exemplar]),
 ) {
+    let placed = by_bucket(buckets, exemplars);
+    let exemplar = |at: usize| placed.get(at).copied().flatten();
     let mut inf_seen = false;
     for (at, (bound, cumulative)) in buckets.iter().enumerate() {
         let le = bounds.le(at, *bound);
-        sample(out, name, "_bucket", labels, Some(le), *cumulative as f64);
+        let value = *cumulative as f64;
+        sample(out, name, "_bucket", labels, Some(le), value, exemplar(at));
         inf_seen |= bound.is_infinite() && bound.is_sign_positive();
     }
     if !inf_seen {
-        sample(out, name, "_bucket", labels, Some("+Inf"), count as f64);
+        let inf = exemplar(buckets.len());
+        sample(
+            out,
+            name,
+            "_bucket",
+            labels,
+            Some("+Inf"),
+            count as f64,
+            inf,
+        );
     }
-    sample(out, name, "_sum", labels, None, sum);
-    sample(out, name, "_count", labels, None, count as f64);
+    sample(out, name, "_sum", labels, None, sum, None);
+    sample(out, name, "_count", labels, None, count as f64, None);
 }
 
 fn sample(
@@ -172,6 +216,7 @@ fn sample(
     labels: &[(String, String)],
     le: Option<&str>,
     value: f64,
+    exemplar: Option<&Exemplar>,
 ) {
     out.push_str(name);
     out.push_str(suffix);
@@ -193,6 +238,9 @@ fn sample(
     }
     out.push(' ');
     push_number(out, value);
+    if let Some(exemplar) = exemplar {
+        super::openmetrics::push_exemplar(out, exemplar);
+    }
     out.push('\n');
 }
 

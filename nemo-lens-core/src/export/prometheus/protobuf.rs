@@ -128,15 +128,14 @@ pub(super) fn encode(families: &[Family]) -> Vec<u8> {
 /// Classic buckets, each with the exemplar that falls in it; a `+Inf`
 /// bucket is written only to carry one (Prometheus implies it otherwise).
 fn classic(count: u64, sum: f64, buckets: &[(f64, u64)], exemplars: &[Exemplar]) -> Histogram {
-    let bounds: Vec<f64> = buckets.iter().map(|(bound, _)| *bound).collect();
-    let placed = by_bucket(&bounds, exemplars);
+    let placed = by_bucket(buckets, exemplars);
     let mut bucket: Vec<Bucket> = buckets
         .iter()
-        .zip(&placed)
-        .map(|((upper_bound, cumulative_count), exemplar)| Bucket {
+        .enumerate()
+        .map(|(at, (upper_bound, cumulative_count))| Bucket {
             cumulative_count: *cumulative_count,
             upper_bound: *upper_bound,
-            exemplar: exemplar.map(message),
+            exemplar: placed.get(at).copied().flatten().map(message),
         })
         .collect();
     if let Some(Some(last)) = placed.get(buckets.len()) {
