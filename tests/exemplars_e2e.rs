@@ -118,7 +118,7 @@ fn load(port: u16, seed: u64) -> Sent {
     sent
 }
 
-fn prometheus(dir_name: &str, features: &[&str], traced: u16, off: u16) -> (Reaped, u16) {
+fn prometheus(dir_name: &str, features: &[&str], traced: u16, off: u16) -> (Prometheus, u16) {
     let dir = std::env::temp_dir().join(format!("{dir_name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();

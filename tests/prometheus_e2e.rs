@@ -85,7 +85,7 @@ struct Stack {
     demo_port: u16,
     prom_port: u16,
     dir: PathBuf,
-    _prometheus: Reaped,
+    _prometheus: Prometheus,
 }
 
 fn start(sets: &[InstrumentSet]) -> Stack {

@@ -4,7 +4,7 @@
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -123,7 +123,7 @@ pub fn value(series: &Value) -> f64 {
 /// Prometheus with native histograms on, scraping `127.0.0.1:target_port`
 /// every second as job `job`, its data in a fresh temporary directory; and
 /// the port its API answers on.
-pub fn prometheus_scraping(job: &str, target_port: u16) -> (Reaped, u16) {
+pub fn prometheus_scraping(job: &str, target_port: u16) -> (Prometheus, u16) {
     let dir = std::env::temp_dir().join(format!("nemo-lens-{job}-e2e-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let port = free_port();
@@ -138,7 +138,24 @@ pub fn prometheus_scraping(job: &str, target_port: u16) -> (Reaped, u16) {
     )
 }
 
-pub fn start_prometheus(dir: &Path, port: u16, config: &str, features: &[&str]) -> Reaped {
+/// A Prometheus the test started: killed when dropped, and its data
+/// directory removed then unless the test is failing (its log is in it).
+pub struct Prometheus {
+    process: Reaped,
+    dir: PathBuf,
+}
+
+impl Drop for Prometheus {
+    fn drop(&mut self) {
+        let _ = self.process.0.kill();
+        let _ = self.process.0.wait();
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+pub fn start_prometheus(dir: &Path, port: u16, config: &str, features: &[&str]) -> Prometheus {
     let prometheus = std::env::var("PROMETHEUS_BIN").unwrap_or_else(|_| "prometheus".into());
     let config_path = dir.join("prometheus.yml");
     std::fs::write(&config_path, config).unwrap();
@@ -154,11 +171,15 @@ pub fn start_prometheus(dir: &Path, port: u16, config: &str, features: &[&str]) 
     if !features.is_empty() {
         command.arg(format!("--enable-feature={}", features.join(",")));
     }
-    Reaped(
+    let process = Reaped(
         command
             .stdout(Stdio::null())
             .stderr(log)
             .spawn()
             .expect("start prometheus (set PROMETHEUS_BIN or install it)"),
-    )
+    );
+    Prometheus {
+        process,
+        dir: dir.to_path_buf(),
+    }
 }
