@@ -78,6 +78,9 @@ fn start_server(receiver: &OtlpHttpReceiver, env: &[(&str, &str)]) -> (Reaped, u
         );
         std::thread::sleep(Duration::from_millis(100));
     }
+    // Started: the log was for a server that does not start, and the
+    // server keeps writing to it unlinked.
+    let _ = std::fs::remove_file(&log);
     (server, port)
 }
 
