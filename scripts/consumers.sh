@@ -4,9 +4,10 @@
 # users declare them. `scripts/consumers.sh NAME...` runs only those.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# One target directory for all of them, apart from the workspace's: their
-# graphs differ from it, and sharing theirs builds common crates once.
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$PWD/target}/consumers"
+# The workspace's target directory: what a consumer resolves as the
+# workspace does (most of the dependency graph) is built once, and only
+# what differs (nemo-lens with that consumer's features, its peers) anew.
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')}"
 if [ "$#" -eq 0 ]; then
     set -- $(cd consumers && ls -d */ | tr -d / | grep -v '^common$')
 fi

@@ -10,7 +10,9 @@
 # Prints nothing when everything is there already. What it cannot install it
 # says, and exits 0: scripts/e2e.sh names each suite that then cannot run.
 #
-# Usage: scripts/deps.sh            (from anywhere in the repository)
+# Usage: scripts/deps.sh [system|aiperf]   (from anywhere in the repository)
+#   system: Debian's packages only; aiperf: the venv only (network-bound,
+#   so scripts/test.sh runs it while cargo builds); neither: both.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,51 +27,62 @@ apt_install() {
     DEBIAN_FRONTEND=noninteractive sudo_if_needed apt-get install -y -qq "$@" >/dev/null
 }
 
-if ! command -v prometheus >/dev/null 2>&1 || ! command -v promtool >/dev/null 2>&1; then
-    if can_apt; then
-        echo "deps: installing prometheus and promtool" >&2
-        apt_install prometheus
-    else
-        echo "deps: prometheus and promtool are missing and there is no apt-get (or sudo) to install Debian's package" >&2
-    fi
-fi
-# protoc, which prometheus-client's `protobuf` feature builds with
-# (consumers/prometheus-client-protobuf).
-if ! command -v protoc >/dev/null 2>&1; then
-    if can_apt; then
-        echo "deps: installing protoc (protobuf-compiler)" >&2
-        apt_install protobuf-compiler
-    else
-        echo "deps: protoc is missing and there is no apt-get (or sudo) to install protobuf-compiler" >&2
-    fi
-fi
-# The Debian package may start a system service on :9090; the tests run
-# their own instance on a free port, so that one is left alone.
-
-# aiperf, pinned: its export format is what tests/aiperf_e2e.rs reads.
-aiperf_version=0.13.0
-target_dir="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
-venv="$target_dir/aiperf-venv"
-if ! "$venv/bin/aiperf" --version 2>/dev/null | grep -qx "$aiperf_version"; then
-    echo "deps: installing aiperf $aiperf_version into $venv" >&2
-    rm -rf "$venv"
-    if ! python3 -m venv "$venv" 2>/dev/null; then
-        rm -rf "$venv"
+install_system() {
+    if ! command -v prometheus >/dev/null 2>&1 || ! command -v promtool >/dev/null 2>&1; then
         if can_apt; then
-            apt_install python3-venv
-            python3 -m venv "$venv"
+            echo "deps: installing prometheus and promtool" >&2
+            apt_install prometheus
         else
-            echo "deps: python3 cannot make a venv and there is no apt-get to install python3-venv; aiperf not installed" >&2
-            exit 0
+            echo "deps: prometheus and promtool are missing and there is no apt-get (or sudo) to install Debian's package" >&2
         fi
     fi
-    if ! "$venv/bin/pip" install -q --no-cache-dir --disable-pip-version-check "aiperf==$aiperf_version"; then
-        echo "deps: pip could not install aiperf $aiperf_version" >&2
-        rm -rf "$venv"
-        exit 0
+    # protoc, which prometheus-client's `protobuf` feature builds with
+    # (consumers/prometheus-client-protobuf).
+    if ! command -v protoc >/dev/null 2>&1; then
+        if can_apt; then
+            echo "deps: installing protoc (protobuf-compiler)" >&2
+            apt_install protobuf-compiler
+        else
+            echo "deps: protoc is missing and there is no apt-get (or sudo) to install protobuf-compiler" >&2
+        fi
     fi
-fi
-if [ ! -f "$target_dir/aiperf-tokenizer/tokenizer.json" ]; then
-    "$venv/bin/python" scripts/aiperf_tokenizer.py "$target_dir/aiperf-tokenizer" >/dev/null 2>&1 ||
-        echo "deps: could not write aiperf's offline tokenizer" >&2
-fi
+    # The Debian package may start a system service on :9090; the tests run
+    # their own instance on a free port, so that one is left alone.
+}
+
+install_aiperf() {
+    # aiperf, pinned: its export format is what the aiperf e2e suite reads.
+    local aiperf_version=0.13.0 target_dir venv
+    target_dir="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
+    venv="$target_dir/aiperf-venv"
+    if ! "$venv/bin/aiperf" --version 2>/dev/null | grep -qx "$aiperf_version"; then
+        echo "deps: installing aiperf $aiperf_version into $venv" >&2
+        rm -rf "$venv"
+        if ! python3 -m venv "$venv" 2>/dev/null; then
+            rm -rf "$venv"
+            if can_apt; then
+                apt_install python3-venv
+                python3 -m venv "$venv"
+            else
+                echo "deps: python3 cannot make a venv and there is no apt-get to install python3-venv; aiperf not installed" >&2
+                return 0
+            fi
+        fi
+        if ! "$venv/bin/pip" install -q --no-cache-dir --disable-pip-version-check "aiperf==$aiperf_version"; then
+            echo "deps: pip could not install aiperf $aiperf_version" >&2
+            rm -rf "$venv"
+            return 0
+        fi
+    fi
+    if [ ! -f "$target_dir/aiperf-tokenizer/tokenizer.json" ]; then
+        "$venv/bin/python" scripts/aiperf_tokenizer.py "$target_dir/aiperf-tokenizer" >/dev/null 2>&1 ||
+            echo "deps: could not write aiperf's offline tokenizer" >&2
+    fi
+}
+
+case "${1:-all}" in
+    system) install_system ;;
+    aiperf) install_aiperf ;;
+    all) install_system; install_aiperf ;;
+    *) echo "usage: scripts/deps.sh [system|aiperf]" >&2; exit 2 ;;
+esac

@@ -21,13 +21,13 @@ pub use nemo_lens_macros::Attributes;
 /// The console exporter, for custom pipelines.
 #[cfg(feature = "console")]
 #[cfg_attr(docsrs, doc(cfg(feature = "console")))]
-pub use nemo_lens_core::export::console::ConsoleExporter;
+pub use nemo_lens_telemetry::console::ConsoleExporter;
 /// Serving `/metrics` from your own HTTP server: [`PrometheusRenderer`](prometheus::PrometheusRenderer)
 /// renders the exposition and its content type (see `examples/axum_metrics.rs`).
 #[cfg(feature = "prometheus")]
 #[cfg_attr(docsrs, doc(cfg(feature = "prometheus")))]
 pub mod prometheus {
-    pub use nemo_lens_core::export::prometheus::{
+    pub use nemo_lens_prometheus::{
         proto, Exposition, Format, PrometheusReader, PrometheusRenderer, RenderError, CONTENT_TYPE,
         OPENMETRICS_CONTENT_TYPE, PROTOBUF_CONTENT_TYPE,
     };
@@ -52,25 +52,17 @@ pub use nemo_lens_core::groups;
 /// Instruments whose series nemo-lens keeps in [`cells`], read by the
 /// exporters `setup_telemetry` builds.
 pub use nemo_lens_core::owned;
-/// Telemetry setup: configuration from the environment, rank selection,
-/// resource and exporters.
-pub use nemo_lens_core::telemetry;
-/// Testing what your sets emit: [`Capture`](testing::Capture) reads back
-/// what a meter recorded, or its Prometheus text exposition for a snapshot;
-/// [`declared`](testing::declared) writes what a set declares.
-#[cfg(feature = "testing")]
-#[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
-pub use nemo_lens_core::testing;
-pub use nemo_lens_core::{
-    register_export_strategy, setup_telemetry, ConfigError, EnvLookup, ExportStrategy,
-    ExporterKind, NemoLensConfig, OtlpProtocol, PrometheusResourceLabels, RankContext, SetupError,
-    SetupOptions, ShutdownError, TelemetryHandle,
-};
 /// A recorder for the `metrics` facade that exports through nemo-lens,
 /// keeping the names `metrics-exporter-prometheus` writes.
 #[cfg(feature = "metrics-bridge")]
 #[cfg_attr(docsrs, doc(cfg(feature = "metrics-bridge")))]
 pub use nemo_lens_metrics_bridge as metrics_bridge;
+/// Testing what your sets emit: [`Capture`](testing::Capture) reads back
+/// what a meter recorded, or its Prometheus text exposition for a snapshot;
+/// [`declared`](testing::declared) writes what a set declares.
+#[cfg(feature = "testing")]
+#[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
+pub use nemo_lens_prometheus::testing;
 #[cfg(any(
     feature = "prometheus-crate-bridge",
     feature = "prometheus-client-bridge"
@@ -83,6 +75,14 @@ pub use nemo_lens_metrics_bridge as metrics_bridge;
     )))
 )]
 pub use nemo_lens_registry_bridge as registry_bridge;
+/// Telemetry setup: configuration from the environment, rank selection,
+/// resource and exporters.
+pub use nemo_lens_telemetry::telemetry;
+pub use nemo_lens_telemetry::{
+    register_export_strategy, setup_telemetry, ConfigError, EnvLookup, ExportStrategy,
+    ExporterKind, NemoLensConfig, OtlpProtocol, PrometheusResourceLabels, RankContext, SetupError,
+    SetupOptions, ShutdownError, TelemetryHandle,
+};
 
 /// Derives [`Instruments`](trait@Instruments) for a struct of `Option<..>`
 /// fields; see the [crate documentation](crate#the-derive) for every key.

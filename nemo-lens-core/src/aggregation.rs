@@ -1,6 +1,6 @@
 //! How histograms aggregate: explicit buckets or base-2 exponential ones,
 //! chosen for all of them (`OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION`,
-//! [`SetupOptions::histogram_aggregation`](crate::SetupOptions::histogram_aggregation))
+//! [`SetupOptions::histogram_aggregation`](https://docs.rs/nemo-lens/latest/nemo_lens/telemetry/struct.SetupOptions.html#method.histogram_aggregation))
 //! or pinned by a declaration (the derive's `aggregation = ".."`).
 //!
 //! The SDK chooses a stream's aggregation with views on the meter provider,
@@ -133,7 +133,7 @@ pub(crate) fn histogram_sdk_aggregation(
     }
     // A bridged histogram follows its own bridge's matchers, which pin
     // nothing for the instruments of other scopes or bridges.
-    if let Some(bridge) = crate::export::bridge::state(instrument.scope()) {
+    if let Some(bridge) = crate::bridge::state(instrument.scope()) {
         if let Some(aggregation) = bridge.histogram_aggregation(instrument.name()) {
             return aggregation.sdk();
         }

@@ -9,7 +9,7 @@ use std::error::Error;
 use std::fmt;
 
 /// Writes `error`'s `Display`, then `: cause` for each of its sources.
-pub(crate) fn sentence_and_causes(error: &dyn Error, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+pub fn sentence_and_causes(error: &dyn Error, f: &mut fmt::Formatter<'_>) -> fmt::Result {
     write!(f, "{error}")?;
     let mut cause = error.source();
     while let Some(next) = cause {
@@ -19,45 +19,25 @@ pub(crate) fn sentence_and_causes(error: &dyn Error, f: &mut fmt::Formatter<'_>)
     Ok(())
 }
 
-/// Implements `Debug` as [`sentence_and_causes`] for each type.
-macro_rules! debug_as_sentence {
+/// Implements `Debug` as [`sentence_and_causes`] for each type. Exported
+/// (hidden) because every crate of the house defines public errors; the
+/// facade does not re-export it.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __debug_as_sentence {
     ($($error:ty),+ $(,)?) => {$(
         impl ::std::fmt::Debug for $error {
             fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-                $crate::error_debug::sentence_and_causes(self, f)
+                $crate::__internal::sentence_and_causes(self, f)
             }
         }
     )+};
 }
-pub(crate) use debug_as_sentence;
+pub(crate) use __debug_as_sentence as debug_as_sentence;
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
     use crate::groups::SpecFile;
-    use crate::telemetry::{EnvLookup, NemoLensConfig, ShutdownError};
-
-    #[test]
-    fn debug_is_the_sentence_for_main_to_print() {
-        let config = NemoLensConfig::from_lookup(EnvLookup::from_pairs([(
-            "NEMO_LENS_EXPORTER",
-            "prometeus",
-        )]))
-        .unwrap_err();
-        assert_eq!(format!("{config:?}"), config.to_string());
-        assert!(
-            format!("{config:?}").contains("NEMO_LENS_EXPORTER")
-                && format!("{config:?}").contains("prometeus"),
-            "{config:?}"
-        );
-
-        let shutdown = ShutdownError::Timeout(Duration::from_secs(5));
-        assert_eq!(
-            format!("{shutdown:?}"),
-            "telemetry shutdown did not finish within 5s"
-        );
-    }
 
     #[test]
     fn debug_adds_each_cause_after_the_sentence() {

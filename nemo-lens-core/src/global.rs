@@ -25,7 +25,7 @@ static REGISTRY: Mutex<Option<Registry>> = Mutex::new(None);
 
 /// Notes the opt-in of a setup that has just installed the global provider:
 /// meters from [`get_meter`] follow it while that provider is installed.
-pub(crate) fn set_semconv_opt_in(opt_in: SemconvOptIn) {
+pub fn set_semconv_opt_in(opt_in: SemconvOptIn) {
     let provider = opentelemetry::global::meter_provider();
     let mut guard = REGISTRY.lock().unwrap_or_else(PoisonError::into_inner);
     let registry = guard.get_or_insert_with(Registry::default);

@@ -34,7 +34,7 @@
 //! recorded only with the opt-in.
 //!
 //! Buckets are the ones the conventions advise; override them at setup with
-//! [`SetupOptions::histogram_boundaries`](nemo_lens_core::SetupOptions::histogram_boundaries) when your
+//! [`SetupOptions::histogram_boundaries`](https://docs.rs/nemo-lens/latest/nemo_lens/telemetry/struct.SetupOptions.html#method.histogram_boundaries) when your
 //! requests outlast them.
 
 use nemo_lens_core::{Instruments, Meter};

@@ -16,7 +16,7 @@
 //! Fixed value sets are enums ([`QueueConstraint`], [`QueueOutcome`],
 //! [`MemoryType`]). A gym server's resource attributes
 //! (`nemo.gym.server.name`, ...) are set with
-//! [`SetupOptions::gym_server`](nemo_lens_core::telemetry::SetupOptions::gym_server).
+//! [`SetupOptions::gym_server`](https://docs.rs/nemo-lens/latest/nemo_lens/telemetry/struct.SetupOptions.html#method.gym_server).
 //! Names, kinds, units, descriptions, attributes and buckets are the
 //! release's, checked against its list in the tests.
 //!

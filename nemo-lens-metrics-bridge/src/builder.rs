@@ -5,7 +5,7 @@ use std::num::NonZeroU32;
 use std::time::Duration;
 
 use metrics_util::MetricKindMask;
-use nemo_lens_core::TelemetryHandle;
+use nemo_lens_telemetry::TelemetryHandle;
 
 use super::error::BridgeError;
 use super::matcher::{BucketRules, Matcher};

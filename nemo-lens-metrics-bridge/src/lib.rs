@@ -6,8 +6,8 @@
 //! Migrating is: replace `PrometheusBuilder::new()` with
 //! [`MetricsBridge::new()`] and `install()` with
 //! [`install(&telemetry)`](MetricsBridge::install), `telemetry` being the
-//! [`TelemetryHandle`](nemo_lens_core::TelemetryHandle) of
-//! [`setup_telemetry`](nemo_lens_core::setup_telemetry). Every call site stays.
+//! [`TelemetryHandle`](nemo_lens_telemetry::TelemetryHandle) of
+//! [`setup_telemetry`](nemo_lens_telemetry::setup_telemetry). Every call site stays.
 //!
 //! - On nemo-lens's Prometheus endpoint (text and protobuf) bridged series
 //!   keep the names `metrics-exporter-prometheus` writes: no `_total`, unit

@@ -9,10 +9,11 @@ use std::time::Duration;
 use arc_swap::ArcSwap;
 use metrics::{Key, Unit};
 use metrics_util::{MetricKind, MetricKindMask};
-use nemo_lens_core::export::bridge::{cardinality_limit, BridgeState, SummaryFamily};
+use nemo_lens_core::__internal::bridge::{cardinality_limit, BridgeState, SummaryFamily};
 use nemo_lens_core::owned::expiry::Holder;
+use nemo_lens_core::HistogramAggregation;
 use nemo_lens_core::Meter;
-use nemo_lens_core::{HistogramAggregation, TelemetryHandle};
+use nemo_lens_telemetry::TelemetryHandle;
 use opentelemetry::KeyValue;
 
 use super::family::{
@@ -137,7 +138,7 @@ impl BridgeRecorder {
             aggregations: RwLock::default(),
         });
         let state: Weak<dyn BridgeState> = Arc::downgrade(&exposed) as Weak<Exposed>;
-        let meter = nemo_lens_core::export::bridge::meter(telemetry, state);
+        let meter = nemo_lens_telemetry::__internal::bridge_meter(telemetry, state);
         BridgeRecorder {
             inner: Arc::new_cyclic(|me| Inner {
                 meter,
@@ -335,7 +336,7 @@ impl Inner {
             }
             Some(_) => {}
             None => {
-                let Some(otel_name) = nemo_lens_core::export::bridge::otel_name(name) else {
+                let Some(otel_name) = nemo_lens_core::__internal::bridge::otel_name(name) else {
                     return Err(refuse(&mut family.warned, Refusal::Name));
                 };
                 let new = NewInstrument {
@@ -591,7 +592,9 @@ impl Inner {
             let overflow = series.overflow.get_or_insert_with(|| {
                 let summary = summarised.then(|| {
                     let summary = summaries.new_series(vec![(
-                        sanitize_label_key(nemo_lens_core::export::overflow::OVERFLOW_ATTRIBUTE),
+                        sanitize_label_key(
+                            nemo_lens_core::__internal::overflow::OVERFLOW_ATTRIBUTE,
+                        ),
                         "true".to_owned(),
                     )]);
                     summaries.add(&name, Arc::clone(&summary));
@@ -720,7 +723,7 @@ fn refuse(warned: &mut bool, refusal: Refusal) -> Option<Refusal> {
 
 impl Refusal {
     fn warn(self, name: &str) {
-        use nemo_lens_core::warnings::{emit, Warning};
+        use nemo_lens_core::__internal::warnings::{emit, Warning};
         emit(Warning::NameConflict, || match self {
             Refusal::OtherKind { existing, kind } => tracing::warn!(
                 target: "nemo_lens",
@@ -832,7 +835,7 @@ impl ScalarSeries for GaugeSeries {
 /// overflow marker alone, as on its own overflow series.
 fn overflow_attributes() -> Vec<KeyValue> {
     vec![KeyValue::new(
-        nemo_lens_core::export::overflow::OVERFLOW_ATTRIBUTE,
+        nemo_lens_core::__internal::overflow::OVERFLOW_ATTRIBUTE,
         true,
     )]
 }

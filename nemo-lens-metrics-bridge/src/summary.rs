@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use metrics_util::storage::Summary;
-use nemo_lens_core::export::bridge::{SummaryFamily, SummarySeries as ExportedSeries};
+use nemo_lens_core::__internal::bridge::{SummaryFamily, SummarySeries as ExportedSeries};
 
 /// How summaries aggregate.
 #[derive(Debug, Clone)]

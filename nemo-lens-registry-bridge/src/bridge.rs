@@ -5,7 +5,8 @@ use std::fmt;
 use std::sync::Arc;
 
 use nemo_lens_core::owned::Gather;
-use nemo_lens_core::{Meter, TelemetryHandle};
+use nemo_lens_core::Meter;
+use nemo_lens_telemetry::TelemetryHandle;
 
 use crate::RegistryBridgeError;
 

@@ -7,8 +7,8 @@
 //! Migrating keeps every call site and every dashboard: register metrics as
 //! before, then give the registry to a [`RegistryBridge`] and
 //! [`install`](RegistryBridge::install) it on the
-//! [`TelemetryHandle`](nemo_lens_core::TelemetryHandle) of
-//! [`setup_telemetry`](nemo_lens_core::setup_telemetry), in place of serving
+//! [`TelemetryHandle`](nemo_lens_telemetry::TelemetryHandle) of
+//! [`setup_telemetry`](nemo_lens_telemetry::setup_telemetry), in place of serving
 //! the registry yourself. The registry is gathered at each scrape and each
 //! export, on the exporter's thread, never on the application's recording
 //! path.

@@ -12,8 +12,8 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use nemo_lens_core::__internal::warnings::{emit, Warning};
 use nemo_lens_core::owned::{Gather, GatheredFamily};
-use nemo_lens_core::warnings::{emit, Warning};
 use opentelemetry::InstrumentationScope;
 use prometheus::TextEncoder;
 

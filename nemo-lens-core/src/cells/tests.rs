@@ -318,7 +318,7 @@ fn exponential_buckets_are_the_sdks() {
         let reader = Arc::new(ManualReader::builder().build());
         let provider = SdkMeterProvider::builder()
             .with_reader(Shared(Arc::clone(&reader)))
-            .with_view(crate::telemetry::histogram_view(
+            .with_view(crate::histogram_view(
                 crate::HistogramAggregation::Base2Exponential,
             ))
             .build();

@@ -11,8 +11,9 @@ use std::borrow::Cow;
 
 use crate::observe::{ObservedSlot, Registrations};
 use crate::owned::expiry::Forgotten;
+use crate::owned::handle::OwnedContext;
 use crate::owned::{
-    CounterOf, GaugeOf, HistogramBuilder, OwnedContext, Registry, ScalarBuilder, UpDownCounterOf,
+    CounterOf, GaugeOf, HistogramBuilder, Registry, ScalarBuilder, UpDownCounterOf,
 };
 use crate::{Instruments, SemconvOptIn};
 use opentelemetry::KeyValue;
@@ -261,7 +262,7 @@ impl Meter {
     ///
     /// Series end by themselves, too, once idle for
     /// `NEMO_LENS_SERIES_IDLE_TIMEOUT`
-    /// ([`SetupOptions::series_idle_timeout`](crate::SetupOptions::series_idle_timeout)).
+    /// ([`SetupOptions::series_idle_timeout`](https://docs.rs/nemo-lens/latest/nemo_lens/telemetry/struct.SetupOptions.html#method.series_idle_timeout)).
     /// Which series can end, by either way:
     ///
     /// - every series of a counter, histogram or gauge this meter owns

@@ -25,7 +25,8 @@ use opentelemetry::KeyValue;
 
 /// A monotonic clock for idle timeouts: the time since some fixed origin.
 /// The default reads [`Instant`]; a test drives a
-/// [`ManualClock`](crate::testing::ManualClock) instead of sleeping.
+/// [`ManualClock`](https://docs.rs/nemo-lens/latest/nemo_lens/testing/struct.ManualClock.html)
+/// (feature `testing`) instead of sleeping.
 pub trait Clock: Send + Sync + 'static {
     /// The time since the clock's origin; never goes back.
     fn now(&self) -> Duration;

@@ -23,7 +23,7 @@ pub const KEEPALIVE_SCOPE: &str = "nemo_lens.owned.keepalive";
 /// collection runs the callbacks (which report owned counters and gauges)
 /// before the exporter reads the histograms, and idle series must be gone
 /// from both.
-pub(crate) fn keep_exports_coming(provider: &SdkMeterProvider, registry: &Arc<Registry>) {
+pub fn keep_exports_coming(provider: &SdkMeterProvider, registry: &Arc<Registry>) {
     let registry = Arc::downgrade(registry);
     let _gauge = provider
         .meter_with_scope(InstrumentationScope::builder(KEEPALIVE_SCOPE).build())
@@ -78,8 +78,7 @@ impl Pending {
 
 /// Reads a registry for a push exporter of a given temporality.
 #[derive(Debug)]
-#[cfg_attr(not(any(feature = "otlp", feature = "console")), allow(dead_code))]
-pub(crate) struct Feed {
+pub struct Feed {
     registry: Arc<Registry>,
     delta: Option<Mutex<Delta>>,
     pending: Arc<Pending>,
@@ -88,9 +87,10 @@ pub(crate) struct Feed {
     exemplars_sent: Mutex<SystemTime>,
 }
 
-#[cfg_attr(not(any(feature = "otlp", feature = "console")), allow(dead_code))]
 impl Feed {
-    pub(crate) fn new(registry: Arc<Registry>, temporality: Temporality) -> (Self, Arc<Pending>) {
+    /// A feed of `registry`'s series at `temporality`, and the batch an
+    /// exporter reads each export.
+    pub fn new(registry: Arc<Registry>, temporality: Temporality) -> (Self, Arc<Pending>) {
         let pending = Arc::new(Pending::default());
         let delta = (temporality == Temporality::Delta)
             .then(|| Mutex::new(Delta::new(registry.start_time())));
@@ -124,7 +124,7 @@ impl Feed {
 
     /// Reads the registry for the export about to start, and says which
     /// instruments overflowed.
-    pub(crate) fn prepare(&self) {
+    pub fn prepare(&self) {
         self.registry.sweep();
         let read = self.registry.collect(self.delta.is_some());
         let gathered = self.registry.gather();
@@ -155,7 +155,7 @@ impl Feed {
         };
         let mut batch = batch;
         self.keep_new_exemplars(&mut batch.scopes);
-        crate::export::overflow::note_owned(&batch.scopes);
+        crate::overflow::note_owned(&batch.scopes);
         self.pending.set(batch);
     }
 }

@@ -314,7 +314,7 @@ pub(super) fn once(scopes: &mut [GatheredScope], repeated: &mut std::collections
 /// nemo-lens's own instruments (or the metrics bridge's) exports that
 /// Prometheus name: the instrument's is exported, the same rule on text,
 /// protobuf and OTLP.
-pub(crate) fn warn_shadowed(name: &str) {
+pub fn warn_shadowed(name: &str) {
     static SAID: std::sync::Mutex<Option<std::collections::HashSet<String>>> =
         std::sync::Mutex::new(None);
     let first = SAID
@@ -386,7 +386,7 @@ impl Gathering {
                 start: Some(*state.overflow_start.get_or_insert(now)),
                 overflow: true,
             });
-            crate::export::overflow::warn_once(family.name.clone());
+            crate::overflow::warn_once(family.name.clone());
         }
     }
 }

@@ -14,7 +14,7 @@ use crate::aggregation::{
     pinned_histogram_aggregation, HistogramAggregation, EXPONENTIAL_MAX_SCALE, EXPONENTIAL_MAX_SIZE,
 };
 use crate::cells::{self, CellValue};
-use crate::telemetry::buckets::Streams;
+use crate::streams::Streams;
 use crate::Meter;
 
 /// The SDK's default explicit bucket bounds, for a histogram that declares
@@ -28,10 +28,13 @@ const DEFAULT_BOUNDS: [f64; 15] = [
 /// exporters read, the scope its SDK meter has, and the provider's
 /// aggregation settings (the same the provider's view applies).
 #[derive(Clone)]
-pub(crate) struct OwnedContext {
-    pub(crate) registry: Arc<Registry>,
-    pub(crate) scope: InstrumentationScope,
-    pub(crate) streams: Arc<Streams>,
+pub struct OwnedContext {
+    /// The registry the exporters read.
+    pub registry: Arc<Registry>,
+    /// The scope of the meter's SDK instruments.
+    pub scope: InstrumentationScope,
+    /// The provider's aggregation settings.
+    pub streams: Arc<Streams>,
 }
 
 impl OwnedContext {
@@ -47,7 +50,7 @@ impl OwnedContext {
             return Some(overridden.boundaries.as_slice().into());
         }
         // As the provider's view decides: a bridge's own choice first.
-        let aggregation = crate::export::bridge::state(&self.scope)
+        let aggregation = crate::bridge::state(&self.scope)
             .and_then(|bridge| bridge.histogram_aggregation(name))
             .or_else(|| pinned_histogram_aggregation(name))
             .unwrap_or(self.streams.histogram_aggregation);
@@ -58,7 +61,7 @@ impl OwnedContext {
     pub(crate) fn limit(&self) -> usize {
         self.streams
             .cardinality_limit
-            .unwrap_or_else(crate::export::overflow::limit)
+            .unwrap_or_else(crate::overflow::limit)
     }
 }
 

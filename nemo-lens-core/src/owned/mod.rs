@@ -2,7 +2,7 @@
 //! [`cells`](crate::cells) rather than in the SDK's per-series state, so a
 //! series recorded from every worker thread runs at per-thread speed.
 //!
-//! A meter from [`setup_telemetry`](crate::setup_telemetry) (or a
+//! A meter from [`setup_telemetry`](https://docs.rs/nemo-lens/latest/nemo_lens/fn.setup_telemetry.html) (or a
 //! `testing::Capture`) carries a [`Registry`] shared with the exporters it
 //! feeds; each exporter reads the registry beside what the SDK collected, at
 //! the same moment, so both exporters of one provider read the same cells
@@ -19,22 +19,21 @@
 
 mod collected;
 pub mod expiry;
-mod feed;
-mod gathered;
-mod handle;
+pub(crate) mod feed;
+pub(crate) mod gathered;
+pub(crate) mod handle;
 mod histogram;
 mod registry;
 mod scalar;
 mod series;
+#[cfg(any(feature = "prometheus", feature = "testing"))]
+pub(crate) mod text_blocks;
 
 pub use collected::{Delta, ExponentialPoint, HistogramPoint, OwnedData, OwnedMetric, OwnedScope};
-pub(crate) use feed::{keep_exports_coming, Feed};
 pub use feed::{Batch, Pending, KEEPALIVE_SCOPE};
-pub(crate) use gathered::warn_shadowed;
 pub use gathered::{
     Gather, GatheredFamily, GatheredKind, GatheredScope, GatheredSeries, GatheredValue, TextBlock,
 };
-pub(crate) use handle::OwnedContext;
 pub use handle::{BoundHistogram, Histogram, HistogramBuilder, HistogramValue};
 pub use histogram::{ExponentialInstrument, HistogramCell, HistogramInstrument, OwnedHistogram};
 pub use registry::{Registry, Starts};
@@ -45,7 +44,5 @@ pub use scalar::{
 };
 pub use series::Touched;
 
-#[cfg(all(test, feature = "testing"))]
-mod expiry_tests;
 #[cfg(test)]
 mod tests;

@@ -315,15 +315,13 @@ impl Registry {
     /// past the cardinality limit (then they are gathered and limited).
     #[cfg(any(feature = "prometheus", feature = "testing"))]
     pub fn gather_for_text(&self) -> Vec<GatheredScope> {
-        let limit = crate::export::overflow::limit();
+        let limit = crate::overflow::limit();
         let mut scopes = self
             .sources()
             .iter()
             .enumerate()
             .map(|(i, source)| {
-                let blocks = source
-                    .text()
-                    .map(|text| crate::export::exposition::passthrough::blocks(&text));
+                let blocks = source.text().map(|text| super::text_blocks::blocks(&text));
                 let within = |blocks: &Vec<super::TextBlock>| {
                     let gathering = self
                         .gathering
@@ -364,7 +362,7 @@ impl Registry {
         mut families: Vec<super::GatheredFamily>,
     ) -> GatheredScope {
         let now = SystemTime::now();
-        let limit = crate::export::overflow::limit();
+        let limit = crate::overflow::limit();
         let mut gathering = self
             .gathering
             .lock()

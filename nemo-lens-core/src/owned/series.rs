@@ -11,7 +11,7 @@ use opentelemetry::KeyValue;
 
 use super::expiry::{self, Expiry, Forgotten};
 use crate::cells;
-use crate::export::overflow::OVERFLOW_ATTRIBUTE;
+use crate::overflow::OVERFLOW_ATTRIBUTE;
 
 /// A cell that says whether it was recorded into since a sweep last asked.
 pub trait Touched: Send + Sync + 'static {

@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime};
 use opentelemetry::{InstrumentationScope, KeyValue};
 
 use super::*;
-use crate::export::overflow::OVERFLOW_ATTRIBUTE;
+use crate::overflow::OVERFLOW_ATTRIBUTE;
 
 fn scope() -> InstrumentationScope {
     InstrumentationScope::builder("test.scope").build()

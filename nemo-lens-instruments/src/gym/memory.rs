@@ -10,7 +10,7 @@ mod sets;
 use std::collections::HashMap;
 use std::time::Duration;
 
-use nemo_lens_core::telemetry::{ConfigError, EnvLookup};
+use nemo_lens_core::config::{ConfigError, EnvLookup};
 use nemo_lens_core::{Instruments, Meter};
 use opentelemetry::StringValue;
 
@@ -237,13 +237,16 @@ struct Sampler {
 impl Sampler {
     fn new(servers: Vec<GymServer>) -> Self {
         if !cfg!(target_os = "linux") && !servers.is_empty() {
-            nemo_lens_core::warnings::emit(nemo_lens_core::warnings::Warning::Sampler, || {
-                tracing::warn!(
-                    target: "nemo_lens",
-                    "process-tree memory is only read on Linux: the memory profiler records host \
-                     memory only"
-                );
-            });
+            nemo_lens_core::__internal::warnings::emit(
+                nemo_lens_core::__internal::warnings::Warning::Sampler,
+                || {
+                    tracing::warn!(
+                        target: "nemo_lens",
+                        "process-tree memory is only read on Linux: the memory profiler records host \
+                         memory only"
+                    );
+                },
+            );
         }
         Sampler {
             servers,

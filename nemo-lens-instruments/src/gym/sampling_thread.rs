@@ -48,9 +48,12 @@ impl SamplingThread {
                 running: Some((stop, thread)),
             },
             Err(error) => {
-                nemo_lens_core::warnings::emit(nemo_lens_core::warnings::Warning::Sampler, || {
-                    tracing::warn!(target: "nemo_lens", %error, "cannot start the {what} thread");
-                });
+                nemo_lens_core::__internal::warnings::emit(
+                    nemo_lens_core::__internal::warnings::Warning::Sampler,
+                    || {
+                        tracing::warn!(target: "nemo_lens", %error, "cannot start the {what} thread");
+                    },
+                );
                 Self::idle()
             }
         }

@@ -4,9 +4,9 @@
 use std::sync::Mutex;
 
 use metrics::{counter, gauge, histogram};
-use nemo_lens_core::export::prometheus::{Format, PrometheusRenderer};
-use nemo_lens_core::telemetry::PrometheusResourceLabels;
-use nemo_lens_core::{EnvLookup, NemoLensConfig, SetupOptions, TelemetryHandle};
+use nemo_lens_core::PrometheusResourceLabels;
+use nemo_lens_prometheus::{Format, PrometheusRenderer};
+use nemo_lens_telemetry::{EnvLookup, NemoLensConfig, SetupOptions, TelemetryHandle};
 
 use super::*;
 use crate::MetricsBridge;
@@ -155,7 +155,7 @@ fn histogram_keys_past_the_cardinality_limit_go_to_the_overflow_series() {
         ],
     );
     assert!(!text.contains("worker=\"4\""), "{text}");
-    let overflowing = nemo_lens_core::export::overflow::overflowing_instruments();
+    let overflowing = nemo_lens_core::__internal::overflow::overflowing_instruments();
     assert!(
         overflowing.iter().any(|name| name == "past_limit_seconds"),
         "{overflowing:?}"

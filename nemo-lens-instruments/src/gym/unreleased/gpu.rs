@@ -3,7 +3,7 @@
 
 use std::sync::Once;
 
-use nemo_lens_core::telemetry::{visible_gpus, GpuId};
+use nemo_lens_core::config::{visible_gpus, GpuId};
 
 use super::attributed::GpuMetrics;
 
@@ -22,7 +22,7 @@ fn say_absent(why: &dyn std::fmt::Display) {
 /// variable is set but empty.
 #[cfg_attr(not(feature = "nvml"), allow(dead_code))]
 pub(crate) fn visible(listed: Vec<(u32, String)>) -> Vec<(u32, String)> {
-    let env = nemo_lens_core::telemetry::EnvLookup::process();
+    let env = nemo_lens_core::config::EnvLookup::process();
     select(env.get_raw("CUDA_VISIBLE_DEVICES").as_deref(), listed)
 }
 

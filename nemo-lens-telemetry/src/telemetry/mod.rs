@@ -1,0 +1,112 @@
+//! Telemetry setup: configuration from the environment, rank selection,
+//! the resource, and the exporter pipeline.
+//!
+//! ```no_run
+//! use nemo_lens::telemetry::{setup_telemetry, NemoLensConfig};
+//! let config = NemoLensConfig::from_env()?;
+//! let telemetry = setup_telemetry(&config, 0, 1)?;
+//! if let Some(url) = telemetry.prometheus_url() {
+//!     println!("metrics at {url}");
+//! }
+//! // record on telemetry.meter ...
+//! telemetry.shutdown()?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Variables
+//!
+//! `NEMO_LENS_*` variables may be read under another prefix first with
+//! [`NemoLensConfig::from_env_with_prefix`]. Booleans accept `1/0`,
+//! `true/false`, `yes/no`, `on/off`; anything else is a [`ConfigError`]
+//! naming the variable, the value and what it accepts.
+//!
+//! | variable | default | meaning |
+//! |---|---|---|
+//! | `NEMO_LENS_ENABLED` | off | master switch |
+//! | `NEMO_LENS_METRICS_ENABLED` | on | metrics switch |
+//! | `NEMO_LENS_EXPORTER` | `otlp` | `otlp`, `prometheus` or `console` |
+//! | `NEMO_LENS_EXPORT_STRATEGY` | `single_rank` | `all_ranks`, `single_rank`, `sampled`, `first_rank_per_node`, or a [registered](register_export_strategy) name |
+//! | `NEMO_LENS_EXPORT_RANK` | -1 | the `single_rank` rank; negative counts from the last |
+//! | `NEMO_LENS_EXPORT_SAMPLE_RATE` | 0.1 | the `sampled` rate, `0..=1` |
+//! | `NEMO_LENS_RUN_ID` | `SLURM_JOB_ID`, else random | `nemo.run.id` |
+//! | `NEMO_LENS_USER_ID` | none | `nemo.user.id` |
+//! | `OTEL_SDK_DISABLED` | off | switches metrics off |
+//! | `OTEL_SERVICE_NAME` | `nemo` | `service.name` |
+//! | `OTEL_METRIC_EXPORT_INTERVAL` | 10000 | push interval, ms |
+//! | `OTEL_METRIC_EXPORT_TIMEOUT` | 10000 | one OTLP export's timeout, ms |
+//! | `OTEL_EXPORTER_OTLP_ENDPOINT` / `OTEL_EXPORTER_OTLP_METRICS_ENDPOINT` | OTLP defaults | receiver URL: `http://` or `https://` (feature `otlp-tls`) with a host |
+//! | `OTEL_EXPORTER_OTLP_METRICS_HEADERS`, else `OTEL_EXPORTER_OTLP_HEADERS` | none | `key=value,...` sent with each export; names must be HTTP tokens, values printable ASCII |
+//! | `OTEL_EXPORTER_OTLP_METRICS_PROTOCOL`, else `OTEL_EXPORTER_OTLP_PROTOCOL` | `grpc` | `grpc` or `http/protobuf` |
+//! | `OTEL_EXPORTER_OTLP_METRICS_TIMEOUT`, else `OTEL_EXPORTER_OTLP_TIMEOUT` | `OTEL_METRIC_EXPORT_TIMEOUT` | one OTLP request's timeout, ms |
+//! | `OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE` | `cumulative` | `cumulative`, `delta` or `lowmemory` |
+//! | `OTEL_EXPORTER_OTLP_METRICS_COMPRESSION`, else `OTEL_EXPORTER_OTLP_COMPRESSION` | `none` | only `none`: this build does not compress |
+//! | `OTEL_EXPORTER_OTLP_METRICS_CERTIFICATE`, else `OTEL_EXPORTER_OTLP_CERTIFICATE` | built-in roots | PEM CA file trusted for `https://` instead of Mozilla's roots |
+//! | `OTEL_EXPORTER_OTLP_METRICS_CLIENT_CERTIFICATE` / `_CLIENT_KEY`, else `OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE` / `_CLIENT_KEY` | none | PEM client certificate chain and key for mutual TLS, both or neither |
+//! | `OTEL_RESOURCE_ATTRIBUTES` | none | extra resource attributes |
+//! | `OTEL_EXPORTER_PROMETHEUS_HOST` / `_PORT` | `127.0.0.1` / `9464` | scrape endpoint address |
+//! | `OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION` | `explicit_bucket_histogram` | `base2_exponential_bucket_histogram` for exponential histograms on every exporter (Prometheus native histograms); see [`HistogramAggregation`] |
+//! | `NEMO_LENS_CARDINALITY_LIMIT` | the SDK's 2000 | attribute sets (series) each instrument keeps before the SDK merges new ones into one `otel.metric.overflow` series; a positive integer |
+//! | `NEMO_LENS_SERIES_IDLE_TIMEOUT` | none (never) | a series not recorded for this long ends on every exporter and frees its memory: `30s`, `15m`, `2h`; `0` for never; see [`Meter::forget`](nemo_lens_core::Meter::forget) for which series never end |
+//! | `OTEL_SEMCONV_STABILITY_OPT_IN` | none | `gen_ai_latest_experimental` (or `/dup`) for the GenAI draft's names; see [`SemconvOptIn`](nemo_lens_core::SemconvOptIn) |
+//! | `NEMO_LENS_PROMETHEUS_RESOURCE_LABELS` | `service.name,service.instance.id,nemo.run.id,dl.rank` | resource attributes on every Prometheus series: `all`, `none` or keys (see [`PrometheusResourceLabels`]) |
+//! | `DEPLOYMENT_ENV`, else `ENVIRONMENT` | none | `deployment.environment` |
+//! | `LOCAL_RANK` | 0 | the `first_rank_per_node` rank within a node |
+//!
+//! A job that exports over OTLP checks every OTLP variable when its
+//! configuration is read (URLs, header names and values, that certificate
+//! files exist and hold PEM); any other job (Prometheus, console, disabled)
+//! does not read them, so a stray one cannot stop it. Every value is passed
+//! to the `opentelemetry-otlp` builders
+//! explicitly, so that crate reads no variable of its own.
+//! `OTEL_EXPORTER_OTLP_INSECURE` changes nothing (a warning says so when
+//! it is set): it only applies to endpoints without a scheme, which are
+//! rejected here; the scheme decides TLS. Errors about
+//! headers list the header names only: values usually hold tokens. The
+//! HTTP/protobuf client honours the usual `HTTP_PROXY`/`HTTPS_PROXY`/
+//! `NO_PROXY` variables, as Python's `requests` does.
+//!
+//! Export failures are logged through `tracing` (target `nemo_lens`) while
+//! they happen; see [`TelemetryHandle::failed_exports`].
+//!
+//! The resource attributes and their sources are listed in the [`resource`]
+//! module.
+
+mod config;
+mod env;
+mod error;
+mod handle;
+mod options;
+mod otlp_env;
+mod pem;
+mod pipeline;
+mod rank;
+pub mod resource;
+mod resource_labels;
+mod setup;
+mod strategy;
+
+pub use crate::ExporterError;
+pub use config::{
+    ExporterKind, NamedFile, NemoLensConfig, OtlpProtocol, DEFAULT_PREFIX, EXPORTER_VARIABLES,
+};
+pub use env::{ConfigError, EnvLookup};
+pub use error::SetupError;
+pub use handle::{ShutdownError, TelemetryHandle};
+pub use nemo_lens_core::{
+    histogram_view, HistogramAggregation, EXPONENTIAL_MAX_SCALE, EXPONENTIAL_MAX_SIZE,
+};
+pub use nemo_lens_core::{
+    visible_gpus, GpuId, PrometheusResourceLabels, DEFAULT_RESOURCE_LABEL_KEYS,
+};
+#[cfg(feature = "otlp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "otlp")))]
+pub use nemo_lens_otlp::OtlpError;
+#[cfg(feature = "prometheus")]
+#[cfg_attr(docsrs, doc(cfg(feature = "prometheus")))]
+pub use nemo_lens_prometheus::PrometheusError;
+pub use options::SetupOptions;
+pub use resource::{K8S_ATTRIBUTES, SLURM_ATTRIBUTES};
+pub use setup::setup_telemetry;
+pub use strategy::{
+    register_export_strategy, sampled_rank_selected, ExportStrategy, RankContext, StrategyFn,
+};
