@@ -80,4 +80,5 @@ mod start_at_zero;
 mod testing;
 mod top_e2e;
 mod ui;
+mod ui_pass;
 mod warnings;

@@ -24,7 +24,8 @@ struct Latency {
     queue: Option<f64>,
 }
 
-fn main() {
+#[test]
+fn exponential_histogram() {
     let exporter = InMemoryMetricExporter::default();
     let provider = SdkMeterProvider::builder()
         .with_reader(PeriodicReader::builder(exporter.clone()).build())

@@ -36,7 +36,8 @@ struct Jobs {
     outcome: ::core::option::Option<Outcome>,
 }
 
-fn main() {
+#[test]
+fn attribute_value_enum() {
     use nemo_lens::{AttributeValue as _, Instruments as _};
     assert_eq!(
         Outcome::ALL,

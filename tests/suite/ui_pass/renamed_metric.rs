@@ -52,7 +52,8 @@ fn exported(opt_in: &str) -> Vec<(String, usize)> {
     names
 }
 
-fn main() {
+#[test]
+fn renamed_metric() {
     let d = Usage::DESCRIPTORS;
     assert_eq!(d.len(), 2);
     assert_eq!(d[0].semconv, SemconvGate::UntilOptIn("app_latest"));

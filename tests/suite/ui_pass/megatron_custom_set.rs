@@ -31,7 +31,8 @@ struct Private {
     depth: Option<u32>,
 }
 
-fn main() {
+#[test]
+fn megatron_custom_set() {
     let meter = Meter::noop();
     MegatronMetrics::default().skipped_iters(1).lm_loss(2.3).record(&meter);
     Private::default().depth(3).record(&meter);

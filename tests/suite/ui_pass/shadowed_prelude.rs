@@ -1,6 +1,6 @@
 //! Generated code uses absolute paths, so a caller that shadows `Option`,
 //! `Some`, `Result`, `std` and `core` still compiles.
-#![allow(dead_code, non_camel_case_types)]
+#![allow(dead_code, non_camel_case_types, unused_imports)]
 
 mod shadows {
     pub struct Option;
@@ -32,7 +32,8 @@ struct Metrics {
     user: ::core::option::Option<::std::string::String>,
 }
 
-fn main() {
+#[test]
+fn shadowed_prelude() {
     use nemo_lens::Instruments as _;
     let meter = nemo_lens::Meter::noop();
     Metrics { value: ::core::option::Option::None, requests: ::core::option::Option::None, user: ::core::option::Option::None }

@@ -15,7 +15,8 @@ struct Job {
     finish: Option<u64>,
 }
 
-fn main() {
+#[test]
+fn guard_fields_named_like_its_methods() {
     let meter = Meter::noop();
     let _ = Job::default().finish(1).elapsed(Duration::from_secs(1));
     let mut job = Job::start(&meter);

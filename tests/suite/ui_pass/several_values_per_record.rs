@@ -18,7 +18,8 @@ struct Stream {
     model: Option<&'static str>,
 }
 
-fn main() {
+#[test]
+fn several_values_per_record() {
     let exporter = InMemoryMetricExporter::default();
     let provider = SdkMeterProvider::builder()
         .with_reader(PeriodicReader::builder(exporter.clone()).build())

@@ -21,7 +21,8 @@ struct Call {
     error_type: Option<&'static str>,
 }
 
-fn main() {
+#[test]
+fn shared_and_scoped() {
     let bytes = Call::DESCRIPTORS.iter().filter(|d| d.name == "app.call.payload");
     for descriptor in bytes {
         assert_eq!(descriptor.unit, "By");

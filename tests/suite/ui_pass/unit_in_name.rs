@@ -16,7 +16,8 @@ struct Gym {
     tokens_per_sec: Option<f64>,
 }
 
-fn main() {
+#[test]
+fn unit_in_name() {
     let names: Vec<String> = Gym::DESCRIPTORS.iter().map(|d| d.prometheus_name()).collect();
     assert_eq!(
         names,
