@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Each cargo feature of nemo-lens on its own, as a user who enables only it
-# builds: `cargo check` of the library and `cargo doc` with warnings denied
-# (no broken link to an item of a feature left off). Every feature at once
-# is what clippy and the tests build. Features are read from Cargo.toml, so
-# a new one is checked without editing this script.
+# builds it: `cargo check` of the library here, then (scripts/public_api.py)
+# its documentation with warnings denied (no broken link to an item of a
+# feature left off) and its public API against the committed listing.
+# Every feature at once is what clippy and the tests build. Features are
+# read from Cargo.toml, so a new one is checked without editing this script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 features=$(cargo metadata --format-version 1 --no-deps | python3 -c '
@@ -11,7 +12,7 @@ import json, sys
 package = next(p for p in json.load(sys.stdin)["packages"] if p["name"] == "nemo-lens")
 print(" ".join(sorted(f for f in package["features"] if f != "default")))')
 for feature in "" $features; do
-    echo "==> nemo-lens with features: ${feature:-none}"
+    echo "==> cargo check of nemo-lens with features: ${feature:-none}"
     cargo check -p nemo-lens --lib --features "$feature" --quiet
-    RUSTDOCFLAGS="-D warnings" cargo doc -p nemo-lens --no-deps --features "$feature" --quiet
 done
+scripts/public_api.py check

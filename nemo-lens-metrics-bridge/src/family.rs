@@ -137,7 +137,7 @@ fn reporter<T, V>(
     observed: &Arc<Observed<T>>,
     expire: Expire<T>,
     observe: fn(&dyn AsyncInstrument<V>, &T),
-) -> impl Fn(&dyn AsyncInstrument<V>) + Send + Sync + 'static
+) -> impl Fn(&dyn AsyncInstrument<V>) + Send + Sync + 'static + use<T, V>
 where
     T: Idles + Send + Sync + 'static,
     V: 'static,

@@ -2,7 +2,7 @@
 //! configuration's back: with every `OTEL_EXPORTER_OTLP_*` variable the
 //! `opentelemetry-otlp` builders would read set to a wrong value in the
 //! process, a configuration read from an injected environment is exported
-//! exactly as configured. The only test in its binary, because it sets
+//! exactly as configured. In a process of its own, because it sets
 //! process variables.
 
 use std::time::Duration;
@@ -34,10 +34,12 @@ const POISON: &[(&str, &str)] = &[
 
 #[test]
 fn process_variables_do_not_reach_the_exporter() {
-    let _turn = crate::support::exclusive();
-    // Before any other thread exists in this binary.
+    // The process environment is written: a process of its own.
+    crate::support::own_process!(process_variables_do_not_reach_the_exporter);
     for (key, value) in POISON {
-        std::env::set_var(key, value);
+        // SAFETY: this process runs this test alone, and sets its variables
+        // before the test starts any thread that could read them.
+        unsafe { std::env::set_var(key, value) };
     }
     for protocol in ["grpc", "http/protobuf"] {
         let port = free_port();

@@ -242,7 +242,9 @@ fn labels_of<'a>(body: &'a str, metric: &str) -> &'a str {
 }
 
 fn scrape(addr: SocketAddr) -> String {
-    let response = get(addr, "GET /metrics HTTP/1.1\r\n\r\n");
+    // `Connection: close`: a kept-alive connection would hold the read until
+    // the server's idle timeout.
+    let response = get(addr, "GET /metrics HTTP/1.1\r\nConnection: close\r\n\r\n");
     assert!(response.starts_with("HTTP/1.1 200 OK"), "{response}");
     response.split("\r\n\r\n").nth(1).unwrap().to_owned()
 }

@@ -34,7 +34,10 @@ struct Private {
 #[test]
 fn megatron_custom_set() {
     let meter = Meter::noop();
-    MegatronMetrics::default().skipped_iters(1).lm_loss(2.3).record(&meter);
+    MegatronMetrics::default()
+        .skipped_iters(1)
+        .lm_loss(2.3)
+        .record(&meter);
     Private::default().depth(3).record(&meter);
     let set: Option<&MegatronMetricsSet> = meter.instruments::<MegatronMetrics>();
     assert!(set.is_none());

@@ -28,8 +28,7 @@ fn exported(opt_in: &str) -> Vec<(String, usize)> {
     let provider = SdkMeterProvider::builder()
         .with_reader(PeriodicReader::builder(exporter.clone()).build())
         .build();
-    let meter =
-        Meter::new(provider.meter("test")).with_semconv_opt_in(SemconvOptIn::parse(opt_in));
+    let meter = Meter::new(provider.meter("test")).with_semconv_opt_in(SemconvOptIn::parse(opt_in));
     Usage::default().tokens(7).record(&meter);
     provider.force_flush().unwrap();
     let batches = exporter.get_finished_metrics().unwrap();

@@ -32,12 +32,24 @@ fn several_values_per_record() {
         .record(&meter);
     provider.force_flush().unwrap();
     let batches = exporter.get_finished_metrics().unwrap();
-    let metric = batches[0].scope_metrics().next().unwrap().metrics().next().unwrap();
+    let metric = batches[0]
+        .scope_metrics()
+        .next()
+        .unwrap()
+        .metrics()
+        .next()
+        .unwrap();
     let AggregatedMetrics::F64(MetricData::Histogram(histogram)) = metric.data() else {
         panic!("a histogram");
     };
     let point = histogram.data_points().next().unwrap();
     assert_eq!(point.count(), 3);
     assert_eq!(point.bucket_counts().collect::<Vec<_>>(), [0, 1, 1, 1]);
-    assert_eq!(meter.instruments::<Stream>().unwrap().dropped_measurements(), 1);
+    assert_eq!(
+        meter
+            .instruments::<Stream>()
+            .unwrap()
+            .dropped_measurements(),
+        1
+    );
 }

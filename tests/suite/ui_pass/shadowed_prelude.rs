@@ -36,8 +36,12 @@ struct Metrics {
 fn shadowed_prelude() {
     use nemo_lens::Instruments as _;
     let meter = nemo_lens::Meter::noop();
-    Metrics { value: ::core::option::Option::None, requests: ::core::option::Option::None, user: ::core::option::Option::None }
-        .requests(3)
-        .user("me".to_owned())
-        .record(&meter);
+    Metrics {
+        value: ::core::option::Option::None,
+        requests: ::core::option::Option::None,
+        user: ::core::option::Option::None,
+    }
+    .requests(3)
+    .user("me".to_owned())
+    .record(&meter);
 }

@@ -2,7 +2,9 @@
 //! scoped with only(..) is attached to the fields it lists.
 
 use nemo_lens::opentelemetry::metrics::MeterProvider as _;
-use nemo_lens::opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
+use nemo_lens::opentelemetry_sdk::metrics::{
+    InMemoryMetricExporter, PeriodicReader, SdkMeterProvider,
+};
 use nemo_lens::{Instruments, Meter};
 
 #[derive(Instruments, Default)]
@@ -23,7 +25,9 @@ struct Call {
 
 #[test]
 fn shared_and_scoped() {
-    let bytes = Call::DESCRIPTORS.iter().filter(|d| d.name == "app.call.payload");
+    let bytes = Call::DESCRIPTORS
+        .iter()
+        .filter(|d| d.name == "app.call.payload");
     for descriptor in bytes {
         assert_eq!(descriptor.unit, "By");
         assert_eq!(descriptor.description, "Bytes sent and received.");
@@ -37,9 +41,18 @@ fn shared_and_scoped() {
         .with_reader(PeriodicReader::builder(exporter.clone()).build())
         .build();
     let meter = Meter::from(provider.meter("test"));
-    Call::default().duration_s(2.0).sent(10).received(20).error_type("timeout").record(&meter);
+    Call::default()
+        .duration_s(2.0)
+        .sent(10)
+        .received(20)
+        .error_type("timeout")
+        .record(&meter);
     provider.force_flush().unwrap();
     let exported = format!("{:?}", exporter.get_finished_metrics().unwrap());
     assert!(exported.contains("error.type"));
-    assert_eq!(exported.matches("error.type").count(), 1, "on the duration only");
+    assert_eq!(
+        exported.matches("error.type").count(),
+        1,
+        "on the duration only"
+    );
 }

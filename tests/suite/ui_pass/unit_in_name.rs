@@ -18,7 +18,10 @@ struct Gym {
 
 #[test]
 fn unit_in_name() {
-    let names: Vec<String> = Gym::DESCRIPTORS.iter().map(|d| d.prometheus_name()).collect();
+    let names: Vec<String> = Gym::DESCRIPTORS
+        .iter()
+        .map(|d| d.prometheus_name())
+        .collect();
     assert_eq!(
         names,
         [
