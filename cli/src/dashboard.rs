@@ -309,10 +309,12 @@ impl Layout {
         // A latency's percentiles with the trace of a request beside them:
         // Grafana asks Prometheus for the exemplars of the p99's series
         // (one target, so each shows once).
-        if i.kind == InstrumentKind::Histogram && is_time(i.unit) && title.ends_with("p99") {
-            if let Some(p99) = targets.last_mut() {
-                p99["exemplar"] = json!(true);
-            }
+        if i.kind == InstrumentKind::Histogram
+            && is_time(i.unit)
+            && title.ends_with("p99")
+            && let Some(p99) = targets.last_mut()
+        {
+            p99["exemplar"] = json!(true);
         }
         self.panels.push(json!({
             "id": id,

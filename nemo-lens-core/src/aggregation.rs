@@ -133,10 +133,10 @@ pub(crate) fn histogram_sdk_aggregation(
     }
     // A bridged histogram follows its own bridge's matchers, which pin
     // nothing for the instruments of other scopes or bridges.
-    if let Some(bridge) = crate::bridge::state(instrument.scope()) {
-        if let Some(aggregation) = bridge.histogram_aggregation(instrument.name()) {
-            return aggregation.sdk();
-        }
+    if let Some(bridge) = crate::bridge::state(instrument.scope())
+        && let Some(aggregation) = bridge.histogram_aggregation(instrument.name())
+    {
+        return aggregation.sdk();
     }
     pinned_histogram_aggregation(instrument.name())
         .unwrap_or(default)

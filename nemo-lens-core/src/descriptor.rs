@@ -130,10 +130,10 @@ impl AttributeDescriptor {
     /// then the default when it is not one of them; `None` when free-form.
     pub fn wire_values(&self) -> Option<Vec<&'static str>> {
         let mut values = self.values?.to_vec();
-        if let Some(default) = self.default {
-            if !values.contains(&default) {
-                values.push(default);
-            }
+        if let Some(default) = self.default
+            && !values.contains(&default)
+        {
+            values.push(default);
         }
         Some(values)
     }

@@ -177,10 +177,10 @@ impl Registrations {
         build: impl FnOnce(&Arc<ObservedSlot<T>>),
     ) -> Arc<ObservedSlot<T>> {
         let mut slots = self.slots.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(slot) = slots.get(&TypeId::of::<T>()) {
-            if let Ok(slot) = Arc::clone(slot).downcast::<ObservedSlot<T>>() {
-                return slot;
-            }
+        if let Some(slot) = slots.get(&TypeId::of::<T>())
+            && let Ok(slot) = Arc::clone(slot).downcast::<ObservedSlot<T>>()
+        {
+            return slot;
         }
         let slot = Arc::new(ObservedSlot {
             current: Mutex::new(None),

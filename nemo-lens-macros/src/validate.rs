@@ -450,10 +450,10 @@ fn check_unit(cx: &mut Ctxt, unit: &str, kind: InstrumentKind, node: &LitStr) {
     for problem in rules::unit_problems(unit) {
         cx.error(node, problem);
     }
-    if kind == InstrumentKind::Gauge {
-        if let Some(problem) = rules::duration_on_gauge(unit) {
-            cx.error(node, format!("{problem}; use #[histogram(..)]"));
-        }
+    if kind == InstrumentKind::Gauge
+        && let Some(problem) = rules::duration_on_gauge(unit)
+    {
+        cx.error(node, format!("{problem}; use #[histogram(..)]"));
     }
 }
 

@@ -88,19 +88,19 @@ impl<B: Body> Body for RequestBody<B> {
     ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
         let this = self.project();
         let frame = ready!(this.inner.poll_frame(cx));
-        if let (Some(Ok(frame)), Some(model)) = (&frame, this.scan.as_mut()) {
-            if let Some(data) = frame.data_ref() {
-                let ModelScan { config, slot, scan } = model;
-                let mut sink = ModelSink {
-                    config,
-                    slot,
-                    found: false,
-                };
-                let whole = each_piece(data, |piece| scan.feed(piece, &mut sink));
-                // The top-level `model` is all the layer needs of a request.
-                if sink.found || scan.is_stopped() || !whole {
-                    *this.scan = None;
-                }
+        if let (Some(Ok(frame)), Some(model)) = (&frame, this.scan.as_mut())
+            && let Some(data) = frame.data_ref()
+        {
+            let ModelScan { config, slot, scan } = model;
+            let mut sink = ModelSink {
+                config,
+                slot,
+                found: false,
+            };
+            let whole = each_piece(data, |piece| scan.feed(piece, &mut sink));
+            // The top-level `model` is all the layer needs of a request.
+            if sink.found || scan.is_stopped() || !whole {
+                *this.scan = None;
             }
         }
         Poll::Ready(frame)
@@ -137,10 +137,10 @@ impl<B: Body> MeteredBody<B> {
         let remaining = declared.or(inner.size_hint().exact());
         // A server never polls a body that says it has ended (an empty
         // one): its response is complete now, not cancelled later.
-        if inner.is_end_stream() || remaining == Some(0) {
-            if let Some(recording) = recording.take() {
-                recording.end();
-            }
+        if (inner.is_end_stream() || remaining == Some(0))
+            && let Some(recording) = recording.take()
+        {
+            recording.end();
         }
         MeteredBody {
             inner,
@@ -183,10 +183,8 @@ impl<B: Body> Body for MeteredBody<B> {
             }
             None => true,
         };
-        if ended {
-            if let Some(recording) = this.recording.take() {
-                recording.end();
-            }
+        if ended && let Some(recording) = this.recording.take() {
+            recording.end();
         }
         Poll::Ready(frame)
     }

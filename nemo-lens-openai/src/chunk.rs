@@ -80,12 +80,11 @@ pub(crate) fn glance(chunk: &[u8], layout: &mut Layout) -> Glance {
         _ => return Glance::More,
     }
     let candidates = &keys.content;
-    if let Some((key, at)) = layout.content_at {
-        if let Some(value) = candidates.get(key).and_then(|k| value_at(chunk, at, k)) {
-            if non_empty_string(value) {
-                return Glance::Words { content: true };
-            }
-        }
+    if let Some((key, at)) = layout.content_at
+        && let Some(value) = candidates.get(key).and_then(|k| value_at(chunk, at, k))
+        && non_empty_string(value)
+    {
+        return Glance::Words { content: true };
     }
     for (i, key) in candidates.iter().enumerate() {
         if let Some(at) = find_value(chunk, key, non_empty_string) {
@@ -133,12 +132,11 @@ pub(crate) fn glance_typed(event: &[u8], events: &TypedEvents, layout: &mut Layo
             None => return Glance::More,
         }
     }
-    if let Some((key, at)) = layout.content_at {
-        if let Some(value) = events.content.get(key).and_then(|k| value_at(event, at, k)) {
-            if non_empty_string(value) {
-                return Glance::Words { content: true };
-            }
-        }
+    if let Some((key, at)) = layout.content_at
+        && let Some(value) = events.content.get(key).and_then(|k| value_at(event, at, k))
+        && non_empty_string(value)
+    {
+        return Glance::Words { content: true };
     }
     for (i, key) in events.content.iter().enumerate() {
         if let Some(at) = find_value(event, key, non_empty_string) {

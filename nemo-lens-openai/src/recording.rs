@@ -397,11 +397,11 @@ fn read_event(
     if event == b"[DONE]" {
         return;
     }
-    if reader.seen.first_content.is_some() {
-        if let Glance::Words { content } = operation.glance(event, layout) {
-            reader.seen.content_chunks += u64::from(content);
-            return;
-        }
+    if reader.seen.first_content.is_some()
+        && let Glance::Words { content } = operation.glance(event, layout)
+    {
+        reader.seen.content_chunks += u64::from(content);
+        return;
     }
     reader.seen.chunk_content = false;
     scan.reset();

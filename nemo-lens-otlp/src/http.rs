@@ -131,16 +131,16 @@ impl HttpClient for ExactHeaders {
             sent.append(name, value.clone());
         }
         // Uncompressed: this build sends nothing else.
-        if !sent.contains_key(CONTENT_ENCODING) {
-            if let Ok(mut decoded) = ExportMetricsServiceRequest::decode(request.body().as_ref()) {
-                self.owned
-                    .with(|batch| super::owned::merge(&mut decoded, batch));
-                if super::owned::is_empty(&decoded) {
-                    // Nothing recorded: no request, as the SDK sends none.
-                    return Ok(http::Response::new(Bytes::new()));
-                }
-                *request.body_mut() = Bytes::from(decoded.encode_to_vec());
+        if !sent.contains_key(CONTENT_ENCODING)
+            && let Ok(mut decoded) = ExportMetricsServiceRequest::decode(request.body().as_ref())
+        {
+            self.owned
+                .with(|batch| super::owned::merge(&mut decoded, batch));
+            if super::owned::is_empty(&decoded) {
+                // Nothing recorded: no request, as the SDK sends none.
+                return Ok(http::Response::new(Bytes::new()));
             }
+            *request.body_mut() = Bytes::from(decoded.encode_to_vec());
         }
         let sent = self.client.send_bytes(request).await;
         if let Err(error) = &sent {

@@ -1,7 +1,7 @@
 //! The OTLP exporter of [nemo-lens](https://crates.io/crates/nemo-lens):
 //! push export over gRPC (tonic) or HTTP/protobuf (blocking reqwest), with
 //! TLS behind the `otlp-tls` feature. It sends what the SDK collected and
-//! nemo-lens's own series (`nemo_lens_core::owned`) in one request.
+//! nemo-lens's own series (`nemo_lens::owned`) in one request.
 //!
 //! Depend on the `nemo-lens` facade crate (feature `otlp`) rather than on
 //! this one: setup (`nemo-lens-telemetry`) builds this exporter from the

@@ -44,10 +44,11 @@ pub(crate) fn parse(text: &str) -> Vec<GatheredFamily> {
                 kind,
                 series: Vec::new(),
             });
-        } else if !line.starts_with('#') && !line.is_empty() {
-            if let (Some(family), Some(sample)) = (families.last_mut(), sample(line)) {
-                add(family, sample);
-            }
+        } else if !line.starts_with('#')
+            && !line.is_empty()
+            && let (Some(family), Some(sample)) = (families.last_mut(), sample(line))
+        {
+            add(family, sample);
         }
     }
     families

@@ -285,10 +285,11 @@ impl Server {
         };
         let mut errors = BTreeMap::new();
         for sample in &all {
-            if sample.name == "gen_ai_server_request_duration_seconds_count" && of(&sample.labels) {
-                if let Some(error) = error_type(&sample.labels) {
-                    *errors.entry(error.to_owned()).or_insert(0.0) += sample.value;
-                }
+            if sample.name == "gen_ai_server_request_duration_seconds_count"
+                && of(&sample.labels)
+                && let Some(error) = error_type(&sample.labels)
+            {
+                *errors.entry(error.to_owned()).or_insert(0.0) += sample.value;
             }
         }
         let ok = |l: &BTreeMap<String, String>| error_type(l).is_none();

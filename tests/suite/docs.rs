@@ -13,8 +13,11 @@ use std::path::{Path, PathBuf};
 /// Crates whose items reach users only through `nemo_lens`. `nemo-lens-naming`
 /// is not among them: nothing of it is re-exported, and its own page documents
 /// a dependency-free crate that is used on its own.
-const INTERNAL: [&str; 6] = [
+const INTERNAL: [&str; 9] = [
     "nemo_lens_core",
+    "nemo_lens_prometheus",
+    "nemo_lens_otlp",
+    "nemo_lens_telemetry",
     "nemo_lens_macros",
     "nemo_lens_instruments",
     "nemo_lens_openai",
@@ -96,6 +99,9 @@ fn public_doc_sources() -> Vec<PathBuf> {
     for dir in [
         "src",
         "nemo-lens-core/src",
+        "nemo-lens-prometheus/src",
+        "nemo-lens-otlp/src",
+        "nemo-lens-telemetry/src",
         "nemo-lens-macros/src",
         "nemo-lens-instruments/src",
         "nemo-lens-openai/src",

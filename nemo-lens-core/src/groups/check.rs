@@ -193,18 +193,17 @@ pub(crate) fn check_into(problems: &mut Problems, group: &str, specs: &[MetricSp
         if let Some(other) = earlier
             .iter()
             .find(|other| other.name.eq_ignore_ascii_case(&spec.name))
+            && let Some(difference) = difference(other, spec)
         {
-            if let Some(difference) = difference(other, spec) {
-                problems.push(
-                    &spec.key,
-                    Rule::ConflictingName,
-                    format!(
-                        "`{}` is also key `{}`'s instrument, with a different {difference}; one \
+            problems.push(
+                &spec.key,
+                Rule::ConflictingName,
+                format!(
+                    "`{}` is also key `{}`'s instrument, with a different {difference}; one \
                          instrument has one kind, unit, description and buckets",
-                        spec.name, other.key
-                    ),
-                );
-            }
+                    spec.name, other.key
+                ),
+            );
         }
     }
 }
@@ -249,14 +248,14 @@ fn check_spec(problems: &mut Problems, spec: &MetricSpec) {
             ),
         );
     }
-    if matches!(spec.kind, MetricKind::Gauge | MetricKind::ObservableGauge) {
-        if let Some(problem) = rules::duration_on_gauge(&spec.unit) {
-            problems.push(
-                key,
-                Rule::DurationOnGauge,
-                format!("{problem}; make it \"kind\": \"histogram\""),
-            );
-        }
+    if matches!(spec.kind, MetricKind::Gauge | MetricKind::ObservableGauge)
+        && let Some(problem) = rules::duration_on_gauge(&spec.unit)
+    {
+        problems.push(
+            key,
+            Rule::DurationOnGauge,
+            format!("{problem}; make it \"kind\": \"histogram\""),
+        );
     }
     let counter = spec.kind.instrument_kind() == crate::InstrumentKind::Counter;
     match (

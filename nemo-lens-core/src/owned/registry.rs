@@ -232,10 +232,10 @@ impl Registry {
             .instruments
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        if let Some(existing) = instruments.by_key.get(&key) {
-            if let Ok(same) = Arc::clone(existing).downcast::<I>() {
-                return same;
-            }
+        if let Some(existing) = instruments.by_key.get(&key)
+            && let Ok(same) = Arc::clone(existing).downcast::<I>()
+        {
+            return same;
         }
         let made = make();
         instruments

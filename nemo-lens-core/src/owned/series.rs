@@ -97,15 +97,14 @@ impl<C: Touched> SeriesMap<C> {
 
     /// The series of `attributes`, made with `make` on first use.
     pub(crate) fn get(&self, attributes: &[KeyValue], make: impl Fn() -> C) -> Arc<C> {
-        if !expiry::pinning() {
-            if let Some(found) = self
+        if !expiry::pinning()
+            && let Some(found) = self
                 .by_attributes
                 .read()
                 .unwrap_or_else(PoisonError::into_inner)
                 .get(attributes)
-            {
-                return Arc::clone(found);
-            }
+        {
+            return Arc::clone(found);
         }
         self.insert(attributes, make)
     }

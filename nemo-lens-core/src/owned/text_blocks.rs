@@ -41,17 +41,18 @@ pub fn blocks(text: &str) -> Vec<TextBlock> {
                     series: 0,
                 },
             ));
-        } else if !trimmed.is_empty() && !trimmed.starts_with('#') {
-            if let Some((_, block)) = &mut open {
-                let sample = trimmed.split(['{', ' ']).next().unwrap_or_default();
-                let counts = match block.kind {
-                    GatheredKind::Histogram | GatheredKind::Summary => {
-                        sample.strip_suffix("_count") == Some(block.name.as_str())
-                    }
-                    _ => true,
-                };
-                block.series += usize::from(counts);
-            }
+        } else if !trimmed.is_empty()
+            && !trimmed.starts_with('#')
+            && let Some((_, block)) = &mut open
+        {
+            let sample = trimmed.split(['{', ' ']).next().unwrap_or_default();
+            let counts = match block.kind {
+                GatheredKind::Histogram | GatheredKind::Summary => {
+                    sample.strip_suffix("_count") == Some(block.name.as_str())
+                }
+                _ => true,
+            };
+            block.series += usize::from(counts);
         }
     }
     // A HELP line with no TYPE after it belongs to no family.

@@ -240,11 +240,11 @@ impl<B> BoundMap<B> {
         let inner = &*self.0;
         {
             let first = inner.first.load();
-            if let Some(first) = &*first {
-                if first.matches(parts) {
-                    first.slot.mark();
-                    return Some(with(&first.slot.bundle));
-                }
+            if let Some(first) = &*first
+                && first.matches(parts)
+            {
+                first.slot.mark();
+                return Some(with(&first.slot.bundle));
             }
         }
         let hash = inner.hash(parts);

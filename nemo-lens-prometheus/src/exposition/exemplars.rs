@@ -24,10 +24,10 @@ pub(crate) fn by_bucket<'a>(
         // The first bucket whose bound is at least the value, as buckets
         // count a record (`le` is inclusive).
         let at = buckets.partition_point(|(bound, _)| *bound < exemplar.value);
-        if let Some(slot) = placed.get_mut(at) {
-            if slot.is_none_or(|held: &Exemplar| held.time <= exemplar.time) {
-                *slot = Some(exemplar);
-            }
+        if let Some(slot) = placed.get_mut(at)
+            && slot.is_none_or(|held: &Exemplar| held.time <= exemplar.time)
+        {
+            *slot = Some(exemplar);
         }
     }
     placed

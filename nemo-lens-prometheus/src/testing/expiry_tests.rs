@@ -1,4 +1,4 @@
-//! Series that end (`nemo_lens_core::owned::expiry`), read through the
+//! Series that end (`owned::expiry` of the model), read through the
 //! capture: idle ones after the timeout, forgotten ones at once, and the
 //! ones that must never end.
 

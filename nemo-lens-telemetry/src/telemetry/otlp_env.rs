@@ -135,10 +135,10 @@ pub(crate) fn check_endpoint(variable: &str, value: &str) -> Result<(), ConfigEr
     // `Uri` keeps a port it cannot read as a number as "no port".
     let authority = uri.authority().map_or("", |a| a.as_str());
     let authority = authority.rsplit('@').next().unwrap_or(authority);
-    if let Some((_, port)) = authority.rsplit_once(':').filter(|(_, p)| !p.contains(']')) {
-        if port.parse::<u16>().is_err() {
-            return Err(error());
-        }
+    if let Some((_, port)) = authority.rsplit_once(':').filter(|(_, p)| !p.contains(']'))
+        && port.parse::<u16>().is_err()
+    {
+        return Err(error());
     }
     match uri.host() {
         Some(host) if !host.is_empty() && host != "[]" => Ok(()),

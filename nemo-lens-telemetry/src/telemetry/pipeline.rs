@@ -25,7 +25,7 @@ pub(super) struct Pipeline {
     /// Export outcomes, for push exporters.
     pub report: Option<Arc<ExportReport>>,
     /// A push exporter sends owned series: every export must come, even
-    /// when the SDK collected nothing ([`nemo_lens_core::owned::KEEPALIVE_SCOPE`]).
+    /// when the SDK collected nothing ([`KEEPALIVE_SCOPE`](nemo_lens_core::owned::KEEPALIVE_SCOPE)).
     pub keep_exports_coming: bool,
 }
 

@@ -62,7 +62,7 @@ fn renamed_metric() {
 
     let old = ("app.token.usage".to_owned(), 0);
     let new = ("app.usage.tokens".to_owned(), 1);
-    assert_eq!(exported(""), [old.clone()]);
-    assert_eq!(exported("app_latest"), [new.clone()]);
+    assert_eq!(exported(""), std::slice::from_ref(&old));
+    assert_eq!(exported("app_latest"), std::slice::from_ref(&new));
     assert_eq!(exported("app_latest/dup"), [old, new]);
 }

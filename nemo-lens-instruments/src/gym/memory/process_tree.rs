@@ -76,10 +76,10 @@ pub(crate) fn usage(root: u32) -> Option<TreeUsage> {
 
 /// RSS and PSS of one process in bytes.
 fn process_usage(pid: u32) -> Option<(u64, Option<u64>)> {
-    if let Ok(rollup) = fs::read_to_string(format!("/proc/{pid}/smaps_rollup")) {
-        if let (Some(rss), pss) = (kb_field(&rollup, "Rss:"), kb_field(&rollup, "Pss:")) {
-            return Some((rss, pss));
-        }
+    if let Ok(rollup) = fs::read_to_string(format!("/proc/{pid}/smaps_rollup"))
+        && let (Some(rss), pss) = (kb_field(&rollup, "Rss:"), kb_field(&rollup, "Pss:"))
+    {
+        return Some((rss, pss));
     }
     let statm = fs::read_to_string(format!("/proc/{pid}/statm")).ok()?;
     let resident: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
