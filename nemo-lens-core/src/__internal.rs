@@ -31,9 +31,15 @@ pub use crate::streams::{BucketOverride, Streams};
 /// registers and the exporters read.
 pub mod bridge {
     pub use crate::bridge::{
-        cardinality_limit, otel_name, prometheus_name, register, state, BridgeState, SummaryFamily,
-        SummarySeries, INSTANCE_ATTRIBUTE, SCOPE,
+        otel_name, prometheus_name, register, state, BridgeState, SummaryFamily, SummarySeries,
+        INSTANCE_ATTRIBUTE, SCOPE,
     };
+    /// Series per bridged name before new ones are merged into its overflow
+    /// series: `NEMO_LENS_CARDINALITY_LIMIT`, as the SDK applies it. The
+    /// bridge merges counter and gauge series itself because the SDK's
+    /// overflow series of an observable instrument keeps only the last
+    /// observation (the sum of the merged counters would be lost).
+    pub use crate::overflow::limit as cardinality_limit;
 }
 
 /// Instruments past their cardinality limit, spotted in what is exported.

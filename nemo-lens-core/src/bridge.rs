@@ -83,15 +83,6 @@ pub fn state(scope: &InstrumentationScope) -> Option<Arc<dyn BridgeState>> {
         .and_then(Weak::upgrade)
 }
 
-/// Series per bridged name before new ones are merged into its overflow
-/// series: `NEMO_LENS_CARDINALITY_LIMIT`, as the SDK applies it. The bridge
-/// merges counter and gauge series itself because the SDK's overflow
-/// series of an observable instrument keeps only the last observation
-/// (the sum of the merged counters would be lost).
-pub fn cardinality_limit() -> usize {
-    crate::overflow::limit()
-}
-
 /// The OpenTelemetry instrument name of a Prometheus name (one of
 /// `[a-zA-Z_:][a-zA-Z0-9_:]*`): `:` becomes `.`, a name not starting with a
 /// letter gets `m-` in front. `None` when the result is

@@ -8,8 +8,8 @@ use bytes::Buf;
 use http_body::{Body, Frame, SizeHint};
 use pin_project_lite::pin_project;
 
+use crate::config::Config;
 use crate::json::{Field, Found, JsonScan, Sink};
-use crate::layer::Config;
 use crate::recording::{store_model, ModelSlot, Recording, BODY_ERROR};
 
 /// Calls `read` with each contiguous piece of `data`; `false` when the

@@ -7,6 +7,7 @@ use nemo_lens_instruments::TokenModality;
 use opentelemetry::StringValue;
 use tower_layer::Layer;
 
+use crate::config::Config;
 use crate::service::OpenAiService;
 
 /// The `gen_ai.request.model` (and `gen_ai.response.model`) value of every
@@ -65,38 +66,6 @@ pub const UNDECLARED_MODEL: &str = "_OTHER";
 #[derive(Clone, Debug)]
 pub struct OpenAiLayer {
     config: Arc<Config>,
-}
-
-/// What every recording of one layer shares.
-#[derive(Debug, Clone)]
-pub(crate) struct Config {
-    pub meter: Meter,
-    /// The declared models, as attribute values.
-    pub models: Vec<StringValue>,
-    pub provider_name: StringValue,
-    pub server_address: Option<StringValue>,
-    pub server_port: Option<u16>,
-    /// Whether to count responses by finish reason.
-    pub count_finished: bool,
-    pub token_modality: TokenModality,
-}
-
-impl Config {
-    /// The index of a `model` as written in a body (escapes included: no
-    /// model name needs one) among the declared models.
-    pub(crate) fn model_index(&self, written: &[u8]) -> Option<usize> {
-        self.models
-            .iter()
-            .position(|m| m.as_str().as_bytes() == written)
-    }
-
-    /// The attribute value for a `model` as written in a body.
-    pub(crate) fn model(&self, written: &[u8]) -> StringValue {
-        match self.model_index(written) {
-            Some(i) => self.models[i].clone(),
-            None => StringValue::from(UNDECLARED_MODEL),
-        }
-    }
 }
 
 impl OpenAiLayer {

@@ -19,6 +19,7 @@
 
 mod body;
 mod chunk;
+mod config;
 mod json;
 mod layer;
 mod messages;

@@ -13,8 +13,8 @@ use nemo_lens_instruments::InferenceRequest;
 use opentelemetry::StringValue;
 
 use crate::chunk::{glance, Glance, Layout};
+use crate::config::Config;
 use crate::json::{Field, Found, JsonScan, Sink};
-use crate::layer::Config;
 use crate::sse::SseSplit;
 use crate::{messages, responses};
 

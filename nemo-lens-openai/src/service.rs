@@ -10,7 +10,7 @@ use pin_project_lite::pin_project;
 use tower_service::Service;
 
 use crate::body::{MeteredBody, ModelScan, RequestBody};
-use crate::layer::Config;
+use crate::config::Config;
 use crate::recording::{Operation, Recording};
 
 /// The service [`OpenAiLayer`](crate::OpenAiLayer) wraps around yours.

@@ -7,6 +7,7 @@
 //! out as deltas.
 
 use std::collections::HashSet;
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use opentelemetry_proto::tonic::common::v1::KeyValue;
 use opentelemetry_proto::tonic::metrics::v1::{
@@ -15,7 +16,6 @@ use opentelemetry_proto::tonic::metrics::v1::{
 };
 use opentelemetry_proto::transform::common::tonic::Attributes;
 
-use super::owned::nanos;
 use nemo_lens_core::__internal::overflow::OVERFLOW_ATTRIBUTE;
 use nemo_lens_core::owned::{GatheredKind, GatheredScope, GatheredSeries, GatheredValue};
 
@@ -155,6 +155,12 @@ fn attributes(series: &GatheredSeries) -> Vec<KeyValue> {
         .overflow
         .then(|| opentelemetry::KeyValue::new(OVERFLOW_ATTRIBUTE, true));
     Attributes::from(labels.chain(overflow)).0
+}
+
+/// An OTLP time stamp: nanoseconds since the Unix epoch, 0 for none.
+pub(super) fn nanos(time: Option<SystemTime>) -> u64 {
+    time.and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos() as u64)
 }
 
 #[cfg(test)]

@@ -2,7 +2,6 @@
 //! became: each scope's histograms beside that scope's SDK instruments.
 
 use std::collections::HashMap;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
 use opentelemetry_proto::tonic::common::v1::{
@@ -15,7 +14,7 @@ use opentelemetry_proto::tonic::metrics::v1::{
 };
 use opentelemetry_proto::transform::common::tonic::Attributes;
 
-use super::gathered;
+use super::gathered::{self, nanos};
 use nemo_lens_core::owned::{Batch, OwnedData, OwnedMetric, KEEPALIVE_SCOPE};
 
 /// Drops the keep-alive scope from `request` and adds `batch`'s series.
@@ -247,14 +246,10 @@ fn exemplars(held: &[nemo_lens_core::exemplar::Exemplar]) -> Vec<Exemplar> {
         .collect()
 }
 
-pub(super) fn nanos(time: Option<SystemTime>) -> u64 {
-    time.and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_nanos() as u64)
-}
-
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
+    use std::time::UNIX_EPOCH;
 
     use opentelemetry::KeyValue;
     use opentelemetry_proto::tonic::metrics::v1::{NumberDataPoint, ResourceMetrics, Sum};

@@ -17,7 +17,8 @@
 //!   expositions;
 //! - `exposition::native`: an exponential histogram as Prometheus reads it;
 //! - `reader` and `renderer`: the pull reader on the provider and what
-//!   renders its collections; `scrape_server`: the built-in endpoint;
+//!   renders its collections; `endpoint` and `scrape_server`: the built-in
+//!   endpoint;
 //! - `testing` (feature `testing`): a capture that reads values back, and
 //!   the exposition for snapshots, without the server.
 //!
@@ -47,6 +48,10 @@
 
 // Shared by the exporter and `testing`'s capture; the protobuf parts of
 // `native` serve only the exporter.
+#[cfg(feature = "prometheus")]
+mod endpoint;
+#[cfg(feature = "prometheus")]
+mod error;
 #[cfg_attr(not(feature = "prometheus"), allow(dead_code))]
 mod exposition;
 #[cfg(feature = "prometheus")]
@@ -66,11 +71,15 @@ mod scrape_server;
 pub mod testing;
 
 #[cfg(feature = "prometheus")]
+pub use endpoint::serve;
+#[cfg(feature = "prometheus")]
+pub use error::PrometheusError;
+#[cfg(feature = "prometheus")]
 pub use format::{
     Exposition, Format, CONTENT_TYPE, OPENMETRICS_CONTENT_TYPE, PROTOBUF_CONTENT_TYPE,
 };
 #[cfg(feature = "prometheus")]
-pub use reader::{registry_slot, serve, PrometheusError, PrometheusReader, RegistrySlot};
+pub use reader::{registry_slot, PrometheusReader, RegistrySlot};
 #[cfg(feature = "prometheus")]
 pub use renderer::{PrometheusRenderer, RenderError};
 #[cfg(feature = "prometheus")]

@@ -1,7 +1,7 @@
-//! The pull reader installed on the meter provider, where its renderer
-//! finds it, and the scrape server setup starts on it.
+//! The pull reader installed on the meter provider: where it is in its life
+//! (its renderer's error says why nothing is served) and where setup puts
+//! the provider's owned series for it.
 
-use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
@@ -12,25 +12,6 @@ use opentelemetry_sdk::metrics::reader::MetricReader;
 use opentelemetry_sdk::metrics::{InstrumentKind, ManualReader, Pipeline, Temporality};
 
 use nemo_lens_core::owned::Registry;
-use nemo_lens_core::PrometheusResourceLabels;
-
-use crate::renderer::{PrometheusRenderer, RenderError, RenderFailure};
-use crate::scrape_server::{Render, ScrapeServer};
-
-/// Why the Prometheus exporter could not be built.
-#[derive(thiserror::Error)]
-#[non_exhaustive]
-pub enum PrometheusError {
-    /// The endpoint could not be bound.
-    #[error("cannot serve Prometheus metrics on {addr}")]
-    Bind {
-        /// The address asked for.
-        addr: SocketAddr,
-        /// The operating system's error.
-        #[source]
-        source: std::io::Error,
-    },
-}
 
 /// Where a [`PrometheusReader`] is in its life, for the renderer's error.
 #[derive(Debug, Default)]
@@ -45,12 +26,8 @@ impl ReaderState {
         self.0.store(state, Ordering::Release);
     }
 
-    pub(crate) fn check(&self) -> Result<(), RenderError> {
-        match self.0.load(Ordering::Acquire) {
-            Self::NOT_INSTALLED => Err(RenderError(RenderFailure::NotInstalled)),
-            Self::SHUT_DOWN => Err(RenderError(RenderFailure::ShutDown)),
-            _ => Ok(()),
-        }
+    pub(crate) fn get(&self) -> u8 {
+        self.0.load(Ordering::Acquire)
     }
 }
 
@@ -63,7 +40,7 @@ pub fn registry_slot(reader: &PrometheusReader) -> RegistrySlot {
     Arc::clone(&reader.registry)
 }
 
-/// The pull reader behind a [`PrometheusRenderer`]: install it on the meter
+/// The pull reader behind a [`PrometheusRenderer`](crate::PrometheusRenderer): install it on the meter
 /// provider; it collects when the renderer renders.
 #[derive(Debug)]
 pub struct PrometheusReader {
@@ -95,25 +72,3 @@ impl MetricReader for PrometheusReader {
         Temporality::Cumulative
     }
 }
-
-/// The pull reader to install on the provider and the server, started on
-/// `addr`, that exposes what it collects with `registry`'s owned series.
-pub fn serve(
-    addr: SocketAddr,
-    resource_labels: &PrometheusResourceLabels,
-    registry: Arc<Registry>,
-) -> Result<(PrometheusReader, ScrapeServer), PrometheusError> {
-    let (reader, renderer) = PrometheusRenderer::new(resource_labels)?;
-    let _ = reader.registry.set(registry);
-    let render: Render = Arc::new(move |accept: Option<&str>| {
-        renderer
-            .render_for(accept)
-            .map(|e| (e.content_type, e.body))
-            .map_err(|e| e.to_string())
-    });
-    let server = ScrapeServer::start(addr, render)
-        .map_err(|source| PrometheusError::Bind { addr, source })?;
-    Ok((reader, server))
-}
-
-nemo_lens_core::__debug_as_sentence!(PrometheusError);

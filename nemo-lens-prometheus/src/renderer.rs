@@ -10,21 +10,22 @@ use opentelemetry_sdk::metrics::{ManualReader, Temporality};
 use nemo_lens_core::__internal::overflow;
 use nemo_lens_core::PrometheusResourceLabels;
 
+use crate::error::PrometheusError;
 use crate::exposition::families::{self, Known};
-use crate::exposition::{openmetrics, text};
+use crate::exposition::text;
 use crate::format::{Exposition, Format};
 use crate::protobuf;
-use crate::reader::{PrometheusError, PrometheusReader, ReaderState, RegistrySlot};
+use crate::reader::{PrometheusReader, ReaderState, RegistrySlot};
 
 /// Why a scrape could not be rendered: telemetry is off (answer 503,
 /// [`is_telemetry_off`](Self::is_telemetry_off)), or collecting failed
 /// (answer 500).
 #[derive(Clone, PartialEq, Eq, thiserror::Error)]
 #[error(transparent)]
-pub struct RenderError(pub(crate) RenderFailure);
+pub struct RenderError(RenderFailure);
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum RenderFailure {
+enum RenderFailure {
     #[error(
         "telemetry is off: this renderer's reader is not installed on a meter provider \
          (NEMO_LENS_ENABLED is not true, NEMO_LENS_METRICS_ENABLED or OTEL_SDK_DISABLED \
@@ -121,7 +122,11 @@ impl PrometheusRenderer {
 
     /// The current exposition in `format`.
     pub fn render_as(&self, format: Format) -> Result<Exposition, RenderError> {
-        self.state.check()?;
+        match self.state.get() {
+            ReaderState::NOT_INSTALLED => return Err(RenderError(RenderFailure::NotInstalled)),
+            ReaderState::SHUT_DOWN => return Err(RenderError(RenderFailure::ShutDown)),
+            _ => {}
+        }
         if let Some(registry) = self.registry.get() {
             registry.sweep();
         }
@@ -156,7 +161,7 @@ impl PrometheusRenderer {
         };
         let body = match format {
             Format::Text => text::encode(&families),
-            Format::OpenMetrics => openmetrics::encode(&families),
+            Format::OpenMetrics => text::encode_openmetrics(&families),
             Format::Protobuf => protobuf::encode(&families),
         };
         Ok(Exposition {

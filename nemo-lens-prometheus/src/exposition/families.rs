@@ -418,7 +418,7 @@ fn add_text(
         .iter()
         .map(|(name, value)| {
             let mut escaped = String::with_capacity(value.len());
-            super::text::escape_into(&mut escaped, value, true);
+            super::escape::escape_into(&mut escaped, value, true);
             (name.clone(), escaped)
         })
         .collect();

@@ -2,7 +2,8 @@
 //! which carries exemplars: on histogram `_bucket` lines only, each with
 //! its timestamp, ended by `# EOF`.
 //!
-//! It is the text format with OpenMetrics' names: a counter family is named
+//! It is the text format (`text::encode_openmetrics` writes it) with
+//! OpenMetrics' names: a counter family is named
 //! without `_total` (its sample keeps it; a counter whose name lacks it is
 //! `unknown`, as is an untyped family), quotes are escaped in HELP, and no
 //! `_created` lines are written (Prometheus 2.42 would store each as a
@@ -11,14 +12,9 @@
 use std::fmt::Write as _;
 use std::time::UNIX_EPOCH;
 
+use super::escape::{escape_into, push_number};
 use super::families::{Family, Kind};
-use super::text::{self, escape_into, push_number, Dialect};
 use nemo_lens_core::exemplar::Exemplar;
-
-/// The families as OpenMetrics text.
-pub(crate) fn encode(families: &[Family]) -> Vec<u8> {
-    text::write(families, Dialect::OpenMetrics)
-}
 
 /// A family's `# TYPE` and `# HELP` lines, in that order, under its
 /// OpenMetrics name.

@@ -6,15 +6,16 @@
 
 use std::fmt::Write as _;
 
+use super::escape::{escape_into, push_number};
 use super::exemplars::by_bucket;
 use super::families::{Family, Kind, Sample};
-use super::native;
+use super::{native, openmetrics};
 use nemo_lens_core::exemplar::Exemplar;
 
 /// Which text format [`write`] writes: the two differ only in their
 /// metadata lines, exemplars and ending.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Dialect {
+enum Dialect {
     /// Text 0.0.4, without exemplars (they would fail the scrape).
     Text,
     /// OpenMetrics 1.0 (`openmetrics`).
@@ -26,8 +27,13 @@ pub(crate) fn encode(families: &[Family]) -> Vec<u8> {
     write(families, Dialect::Text)
 }
 
+/// The families as OpenMetrics text.
+pub(crate) fn encode_openmetrics(families: &[Family]) -> Vec<u8> {
+    write(families, Dialect::OpenMetrics)
+}
+
 /// The families in `dialect`.
-pub(super) fn write(families: &[Family], dialect: Dialect) -> Vec<u8> {
+fn write(families: &[Family], dialect: Dialect) -> Vec<u8> {
     let mut out = String::with_capacity(estimate(families));
     for family in families {
         if let Some(raw) = &family.raw {
@@ -51,7 +57,7 @@ pub(super) fn write(families: &[Family], dialect: Dialect) -> Vec<u8> {
                 }
                 let _ = writeln!(out, "# TYPE {name} {}", family.kind.as_str());
             }
-            Dialect::OpenMetrics => super::openmetrics::metadata(&mut out, family),
+            Dialect::OpenMetrics => openmetrics::metadata(&mut out, family),
         }
         for series in &family.metrics {
             let exemplars = match dialect {
@@ -239,44 +245,7 @@ fn sample(
     out.push(' ');
     push_number(out, value);
     if let Some(exemplar) = exemplar {
-        super::openmetrics::push_exemplar(out, exemplar);
+        openmetrics::push_exemplar(out, exemplar);
     }
     out.push('\n');
-}
-
-/// A number as Prometheus writes one: Rust's shortest round-trip form,
-/// `+Inf`, `-Inf` and `NaN`.
-pub(super) fn push_number(out: &mut String, value: f64) {
-    /// Below 2^53 every whole `f64` is an exact `i64`, which Rust writes
-    /// with the same digits as the float and several times faster (counts
-    /// and bucket counts are most of a scrape).
-    const EXACT: f64 = 9_007_199_254_740_992.0;
-    match value {
-        v if v.is_nan() => out.push_str("NaN"),
-        v if v.is_infinite() && v > 0.0 => out.push_str("+Inf"),
-        v if v.is_infinite() => out.push_str("-Inf"),
-        v if v.fract() == 0.0 && v.abs() < EXACT && !(v == 0.0 && v.is_sign_negative()) => {
-            let _ = write!(out, "{}", v as i64);
-        }
-        v => {
-            let _ = write!(out, "{v}");
-        }
-    }
-}
-
-/// Backslashes and newlines escaped, and double quotes in label values.
-pub(super) fn escape_into(out: &mut String, text: &str, quotes: bool) {
-    let special = |c: char| c == '\\' || c == '\n' || (quotes && c == '"');
-    if !text.contains(special) {
-        out.push_str(text);
-        return;
-    }
-    for c in text.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '"' if quotes => out.push_str("\\\""),
-            c => out.push(c),
-        }
-    }
 }

@@ -20,7 +20,7 @@ use nemo_lens_core::exemplar::Exemplar;
 use nemo_lens_core::owned::{GatheredScope, OwnedMetric, OwnedScope, Registry};
 use nemo_lens_core::{histogram_view, HistogramAggregation, Meter, PrometheusResourceLabels};
 
-use crate::exposition::{families, openmetrics, text};
+use crate::exposition::{families, text};
 
 /// The scope name of the capture's meter: the one `setup_telemetry` uses,
 /// so the exposition's `otel_scope_name` label reads as in production.
@@ -335,7 +335,7 @@ impl Capture {
     /// and `# EOF` at the end.
     pub fn openmetrics(&self) -> String {
         let families = self.families(Registry::gather);
-        String::from_utf8(openmetrics::encode(&families)).expect("OpenMetrics text is UTF-8")
+        String::from_utf8(text::encode_openmetrics(&families)).expect("OpenMetrics text is UTF-8")
     }
 
     fn collect(&self) -> (ResourceMetrics, Vec<OwnedScope>) {

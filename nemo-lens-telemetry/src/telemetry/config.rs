@@ -1,7 +1,7 @@
 //! `NemoLensConfig`: everything nemo-lens reads from the environment.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+
 use std::time::Duration;
 
 use opentelemetry_sdk::metrics::Temporality;
@@ -13,7 +13,10 @@ use nemo_lens_core::{
     SEMCONV_STABILITY_OPT_IN,
 };
 
-use super::env::{parse_bool, parse_key_values, parse_number, parse_rate, ConfigError, EnvLookup};
+use super::env::{
+    parse_bool, parse_duration, parse_key_values, parse_millis, parse_number, parse_rate,
+    ConfigError, EnvLookup, NamedFile, Reader,
+};
 use super::strategy::ExportStrategy;
 
 /// Where metrics go (`NEMO_LENS_EXPORTER`).
@@ -49,25 +52,6 @@ impl ExporterKind {
             )),
         }
     }
-}
-
-/// Reads an OTLP protocol name.
-pub(super) fn parse_protocol(variable: &str, value: &str) -> Result<OtlpProtocol, ConfigError> {
-    match value {
-        "grpc" => Ok(OtlpProtocol::Grpc),
-        "http/protobuf" => Ok(OtlpProtocol::HttpProtobuf),
-        _ => Err(ConfigError::new(variable, value, "grpc or http/protobuf")),
-    }
-}
-
-/// A file named by a variable, kept with the variable's name so errors
-/// about the file can name it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NamedFile {
-    /// The variable that named the file.
-    pub variable: String,
-    /// The file.
-    pub path: PathBuf,
 }
 
 /// Telemetry configuration, usually read with [`NemoLensConfig::from_env`].
@@ -351,7 +335,16 @@ impl NemoLensConfig {
         // variables: a stray one must not stop a Prometheus-only or a
         // disabled job.
         if config.exporter == ExporterKind::Otlp && config.metrics_active() {
-            super::otlp_env::read(&reader, &mut config)?;
+            let otlp = super::otlp_env::read(&reader)?;
+            config.otlp_protocol = otlp.protocol;
+            config.otlp_endpoint = otlp.endpoint;
+            config.otlp_metrics_endpoint = otlp.metrics_endpoint;
+            config.otlp_headers = otlp.headers;
+            config.otlp_timeout = otlp.timeout;
+            config.otlp_temporality = otlp.temporality;
+            config.otlp_certificate = otlp.certificate;
+            config.otlp_client_certificate = otlp.client_certificate;
+            config.otlp_client_key = otlp.client_key;
         }
         if let Some((var, v)) = reader.plain(&["OTEL_RESOURCE_ATTRIBUTES"]) {
             config.resource_attributes = parse_key_values(&var, &v)?;
@@ -436,69 +429,6 @@ impl NemoLensConfig {
     /// `NEMO_LENS_METRICS_ENABLED` and not `OTEL_SDK_DISABLED`.
     pub fn metrics_active(&self) -> bool {
         self.enabled && self.metrics_enabled && !self.sdk_disabled
-    }
-}
-
-/// A positive number of milliseconds: the SDK would silently turn 0 into
-/// its own default.
-/// A duration written as a whole number and a unit: `500ms`, `30s`, `15m`,
-/// `2h`; `0` alone means none.
-pub(super) fn parse_duration(variable: &str, value: &str) -> Result<Duration, ConfigError> {
-    const EXPECTED: &str = "a duration such as 30s, 15m or 2h (or 0 for never)";
-    let trimmed = value.trim();
-    if trimmed == "0" {
-        return Ok(Duration::ZERO);
-    }
-    let split = trimmed
-        .find(|c: char| !c.is_ascii_digit())
-        .ok_or_else(|| ConfigError::new(variable, value, EXPECTED))?;
-    let (number, unit) = trimmed.split_at(split);
-    let number: u64 = number
-        .parse()
-        .map_err(|_| ConfigError::new(variable, value, EXPECTED))?;
-    let seconds = match unit {
-        "ms" => return Ok(Duration::from_millis(number)),
-        "s" => 1,
-        "m" => 60,
-        "h" => 3600,
-        "d" => 86_400,
-        _ => return Err(ConfigError::new(variable, value, EXPECTED)),
-    };
-    number
-        .checked_mul(seconds)
-        .map(Duration::from_secs)
-        .ok_or_else(|| ConfigError::new(variable, value, EXPECTED))
-}
-
-pub(super) fn parse_millis(variable: &str, value: &str) -> Result<Duration, ConfigError> {
-    const EXPECTED: &str = "a positive whole number of milliseconds";
-    match parse_number::<u64>(variable, value, EXPECTED)? {
-        0 => Err(ConfigError::new(variable, value, EXPECTED)),
-        ms => Ok(Duration::from_millis(ms)),
-    }
-}
-
-pub(super) struct Reader<'a> {
-    env: &'a EnvLookup,
-    prefix: &'a str,
-    fallback: Option<&'a str>,
-}
-
-impl Reader<'_> {
-    /// `{prefix}_{name}`, else `{fallback}_{name}`, with the variable that
-    /// held the value so errors name the right one.
-    fn prefixed(&self, name: &str) -> Option<(String, String)> {
-        std::iter::once(self.prefix)
-            .chain(self.fallback)
-            .map(|p| format!("{p}_{name}"))
-            .find_map(|var| self.env.get(&var).map(|v| (var, v)))
-    }
-
-    /// The first of `names` that is set, with its name.
-    pub(super) fn plain(&self, names: &[&str]) -> Option<(String, String)> {
-        names
-            .iter()
-            .find_map(|var| self.env.get(var).map(|v| ((*var).to_owned(), v)))
     }
 }
 

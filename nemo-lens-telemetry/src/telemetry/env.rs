@@ -1,5 +1,10 @@
-//! Parsing environment variables with errors that name the variable, the
-//! value and what would have been accepted.
+//! Reading and parsing environment variables with errors that name the
+//! variable, the value and what would have been accepted.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use nemo_lens_core::OtlpProtocol;
 
 pub use nemo_lens_core::config::{ConfigError, EnvLookup};
 
@@ -79,6 +84,90 @@ fn percent_decode(s: &str) -> Option<String> {
         }
     }
     String::from_utf8(out).ok()
+}
+
+/// Reads an OTLP protocol name.
+pub(super) fn parse_protocol(variable: &str, value: &str) -> Result<OtlpProtocol, ConfigError> {
+    match value {
+        "grpc" => Ok(OtlpProtocol::Grpc),
+        "http/protobuf" => Ok(OtlpProtocol::HttpProtobuf),
+        _ => Err(ConfigError::new(variable, value, "grpc or http/protobuf")),
+    }
+}
+
+/// A file named by a variable, kept with the variable's name so errors
+/// about the file can name it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NamedFile {
+    /// The variable that named the file.
+    pub variable: String,
+    /// The file.
+    pub path: PathBuf,
+}
+
+/// A positive number of milliseconds: the SDK would silently turn 0 into
+/// its own default.
+/// A duration written as a whole number and a unit: `500ms`, `30s`, `15m`,
+/// `2h`; `0` alone means none.
+pub(super) fn parse_duration(variable: &str, value: &str) -> Result<Duration, ConfigError> {
+    const EXPECTED: &str = "a duration such as 30s, 15m or 2h (or 0 for never)";
+    let trimmed = value.trim();
+    if trimmed == "0" {
+        return Ok(Duration::ZERO);
+    }
+    let split = trimmed
+        .find(|c: char| !c.is_ascii_digit())
+        .ok_or_else(|| ConfigError::new(variable, value, EXPECTED))?;
+    let (number, unit) = trimmed.split_at(split);
+    let number: u64 = number
+        .parse()
+        .map_err(|_| ConfigError::new(variable, value, EXPECTED))?;
+    let seconds = match unit {
+        "ms" => return Ok(Duration::from_millis(number)),
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        _ => return Err(ConfigError::new(variable, value, EXPECTED)),
+    };
+    number
+        .checked_mul(seconds)
+        .map(Duration::from_secs)
+        .ok_or_else(|| ConfigError::new(variable, value, EXPECTED))
+}
+
+pub(super) fn parse_millis(variable: &str, value: &str) -> Result<Duration, ConfigError> {
+    const EXPECTED: &str = "a positive whole number of milliseconds";
+    match parse_number::<u64>(variable, value, EXPECTED)? {
+        0 => Err(ConfigError::new(variable, value, EXPECTED)),
+        ms => Ok(Duration::from_millis(ms)),
+    }
+}
+
+/// Reads variables under a prefix (`NEMO_LENS_`, or a program's own with a
+/// fallback to it) and plain ones, each with the name that held the value.
+pub(super) struct Reader<'a> {
+    pub(super) env: &'a EnvLookup,
+    pub(super) prefix: &'a str,
+    pub(super) fallback: Option<&'a str>,
+}
+
+impl Reader<'_> {
+    /// `{prefix}_{name}`, else `{fallback}_{name}`, with the variable that
+    /// held the value so errors name the right one.
+    pub(super) fn prefixed(&self, name: &str) -> Option<(String, String)> {
+        std::iter::once(self.prefix)
+            .chain(self.fallback)
+            .map(|p| format!("{p}_{name}"))
+            .find_map(|var| self.env.get(&var).map(|v| (var, v)))
+    }
+
+    /// The first of `names` that is set, with its name.
+    pub(super) fn plain(&self, names: &[&str]) -> Option<(String, String)> {
+        names
+            .iter()
+            .find_map(|var| self.env.get(var).map(|v| ((*var).to_owned(), v)))
+    }
 }
 
 #[cfg(test)]

@@ -86,10 +86,8 @@ mod setup;
 mod strategy;
 
 pub use crate::ExporterError;
-pub use config::{
-    ExporterKind, NamedFile, NemoLensConfig, OtlpProtocol, DEFAULT_PREFIX, EXPORTER_VARIABLES,
-};
-pub use env::{ConfigError, EnvLookup};
+pub use config::{ExporterKind, NemoLensConfig, OtlpProtocol, DEFAULT_PREFIX, EXPORTER_VARIABLES};
+pub use env::{ConfigError, EnvLookup, NamedFile};
 pub use error::SetupError;
 pub use handle::{ShutdownError, TelemetryHandle};
 pub use nemo_lens_core::{

@@ -10,10 +10,7 @@ use opentelemetry_sdk::metrics::{MeterProviderBuilder, PeriodicReader};
 use nemo_lens_core::__internal::BucketOverride;
 use nemo_lens_core::{HistogramAggregation, PrometheusResourceLabels, SemconvOptIn};
 
-use super::config::NemoLensConfig;
 use super::env::EnvLookup;
-use super::error::SetupError;
-use super::handle::TelemetryHandle;
 
 /// Adds a caller-supplied reader; gets the configured export interval.
 pub(super) type Install =
@@ -202,8 +199,8 @@ impl SetupOptions {
         self
     }
 
-    /// The longest [`TelemetryHandle::shutdown`] and
-    /// [`TelemetryHandle::force_flush`] wait.
+    /// The longest [`TelemetryHandle::shutdown`](super::TelemetryHandle::shutdown) and
+    /// [`TelemetryHandle::force_flush`](super::TelemetryHandle::force_flush) wait.
     pub fn shutdown_timeout(mut self, timeout: Duration) -> Self {
         self.shutdown_timeout = timeout;
         self
@@ -261,14 +258,14 @@ impl SetupOptions {
 
     /// The resource attributes the Prometheus endpoint puts on every series,
     /// instead of `NEMO_LENS_PROMETHEUS_RESOURCE_LABELS`
-    /// ([`NemoLensConfig::prometheus_resource_labels`]).
+    /// ([`NemoLensConfig::prometheus_resource_labels`](super::NemoLensConfig::prometheus_resource_labels)).
     pub fn prometheus_resource_labels(mut self, labels: PrometheusResourceLabels) -> Self {
         self.prometheus_resource_labels = Some(labels);
         self
     }
 
     /// The semantic-convention names the returned meter records, instead of
-    /// `OTEL_SEMCONV_STABILITY_OPT_IN` ([`NemoLensConfig::semconv_opt_in`]):
+    /// `OTEL_SEMCONV_STABILITY_OPT_IN` ([`NemoLensConfig::semconv_opt_in`](super::NemoLensConfig::semconv_opt_in)):
     /// for example the GenAI draft's token metrics without touching the
     /// environment.
     ///
@@ -285,7 +282,7 @@ impl SetupOptions {
 
     /// How every histogram aggregates, instead of
     /// `OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION`
-    /// ([`NemoLensConfig::histogram_aggregation`]); a declaration that pins
+    /// ([`NemoLensConfig::histogram_aggregation`](super::NemoLensConfig::histogram_aggregation)); a declaration that pins
     /// its own (`aggregation = ".."`) and
     /// [`histogram_boundaries`](Self::histogram_boundaries) still win.
     ///
@@ -301,7 +298,7 @@ impl SetupOptions {
     }
 
     /// The series (attribute sets) every instrument keeps, instead of
-    /// `NEMO_LENS_CARDINALITY_LIMIT` ([`NemoLensConfig::cardinality_limit`]);
+    /// `NEMO_LENS_CARDINALITY_LIMIT` ([`NemoLensConfig::cardinality_limit`](super::NemoLensConfig::cardinality_limit));
     /// past it the SDK merges new ones into one overflow series, and setup's
     /// handle counts and warns about each instrument that overflows
     /// ([`TelemetryHandle::overflowing_instruments`](super::TelemetryHandle::overflowing_instruments)).
@@ -319,7 +316,7 @@ impl SetupOptions {
 
     /// How long a series may go unrecorded before it ends, instead of
     /// `NEMO_LENS_SERIES_IDLE_TIMEOUT`
-    /// ([`NemoLensConfig::series_idle_timeout`]); zero: never. An ended
+    /// ([`NemoLensConfig::series_idle_timeout`](super::NemoLensConfig::series_idle_timeout)); zero: never. An ended
     /// series leaves every exporter and frees its memory, and the same
     /// attributes recorded again start a new series; see
     /// [`Meter::forget`](nemo_lens_core::Meter::forget) for which series never end
@@ -339,7 +336,7 @@ impl SetupOptions {
 
     /// Which histogram records leave an exemplar, instead of
     /// `OTEL_METRICS_EXEMPLAR_FILTER`
-    /// ([`NemoLensConfig::exemplar_filter`]). `AlwaysOff` keeps no exemplar
+    /// ([`NemoLensConfig::exemplar_filter`](super::NemoLensConfig::exemplar_filter)). `AlwaysOff` keeps no exemplar
     /// storage at all.
     ///
     /// ```
@@ -363,15 +360,5 @@ impl SetupOptions {
     ) -> Self {
         self.series_clock = Some(clock);
         self
-    }
-
-    /// Sets up telemetry for `rank` of `world_size`; see [`setup_telemetry`](super::setup_telemetry).
-    pub fn setup(
-        self,
-        config: &NemoLensConfig,
-        rank: u32,
-        world_size: u32,
-    ) -> Result<TelemetryHandle, SetupError> {
-        super::setup::setup(config, rank, world_size, self)
     }
 }

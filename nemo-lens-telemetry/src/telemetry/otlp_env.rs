@@ -4,16 +4,49 @@
 //! shown in errors: they usually hold tokens.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use opentelemetry_sdk::metrics::Temporality;
 
-use super::config::{parse_millis, parse_protocol, NamedFile, NemoLensConfig, Reader};
-use super::env::ConfigError;
+use super::env::{parse_millis, parse_protocol, ConfigError, NamedFile, Reader};
 use super::pem;
 use nemo_lens_core::OtlpProtocol;
 
-/// Reads every OTLP variable into `config`.
-pub(super) fn read(reader: &Reader<'_>, config: &mut NemoLensConfig) -> Result<(), ConfigError> {
+/// The OTLP exporter's part of the configuration (`NemoLensConfig`'s
+/// `otlp_*` fields), as its variables set it.
+#[derive(Debug)]
+pub(super) struct Otlp {
+    pub protocol: OtlpProtocol,
+    pub endpoint: Option<String>,
+    pub metrics_endpoint: Option<String>,
+    pub headers: Vec<(String, String)>,
+    pub timeout: Option<Duration>,
+    pub temporality: Temporality,
+    pub certificate: Option<NamedFile>,
+    pub client_certificate: Option<NamedFile>,
+    pub client_key: Option<NamedFile>,
+}
+
+impl Default for Otlp {
+    /// What an unset variable leaves: the OpenTelemetry defaults.
+    fn default() -> Self {
+        Otlp {
+            protocol: OtlpProtocol::Grpc,
+            endpoint: None,
+            metrics_endpoint: None,
+            headers: Vec::new(),
+            timeout: None,
+            temporality: Temporality::Cumulative,
+            certificate: None,
+            client_certificate: None,
+            client_key: None,
+        }
+    }
+}
+
+/// Reads every OTLP variable.
+pub(super) fn read(reader: &Reader<'_>) -> Result<Otlp, ConfigError> {
+    let mut config = Otlp::default();
     // Set, it would change nothing: said rather than ignored.
     if let Some((var, _)) = reader.plain(&[
         "OTEL_EXPORTER_OTLP_METRICS_INSECURE",
@@ -33,17 +66,17 @@ pub(super) fn read(reader: &Reader<'_>, config: &mut NemoLensConfig) -> Result<(
         "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL",
         "OTEL_EXPORTER_OTLP_PROTOCOL",
     ]) {
-        config.otlp_protocol = parse_protocol(&var, &v)?;
+        config.protocol = parse_protocol(&var, &v)?;
     }
     // Both are checked, even when the metrics one wins, so a typo in
     // either is caught.
     if let Some((var, v)) = reader.plain(&["OTEL_EXPORTER_OTLP_ENDPOINT"]) {
         check_endpoint(&var, &v)?;
-        config.otlp_endpoint = Some(v);
+        config.endpoint = Some(v);
     }
     if let Some((var, v)) = reader.plain(&["OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"]) {
         check_endpoint(&var, &v)?;
-        config.otlp_metrics_endpoint = Some(v);
+        config.metrics_endpoint = Some(v);
     }
     for var in [
         "OTEL_EXPORTER_OTLP_HEADERS",
@@ -51,17 +84,17 @@ pub(super) fn read(reader: &Reader<'_>, config: &mut NemoLensConfig) -> Result<(
     ] {
         if let Some((var, v)) = reader.plain(&[var]) {
             // The metrics variable, read last, replaces the general one.
-            config.otlp_headers = parse_headers(&var, &v, config.otlp_protocol)?;
+            config.headers = parse_headers(&var, &v, config.protocol)?;
         }
     }
     if let Some((var, v)) = reader.plain(&[
         "OTEL_EXPORTER_OTLP_METRICS_TIMEOUT",
         "OTEL_EXPORTER_OTLP_TIMEOUT",
     ]) {
-        config.otlp_timeout = Some(parse_millis(&var, &v)?);
+        config.timeout = Some(parse_millis(&var, &v)?);
     }
     if let Some((var, v)) = reader.plain(&["OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE"]) {
-        config.otlp_temporality = match v.to_ascii_lowercase().as_str() {
+        config.temporality = match v.to_ascii_lowercase().as_str() {
             "cumulative" => Temporality::Cumulative,
             "delta" => Temporality::Delta,
             "lowmemory" => Temporality::LowMemory,
@@ -83,7 +116,7 @@ pub(super) fn read(reader: &Reader<'_>, config: &mut NemoLensConfig) -> Result<(
             ));
         }
     }
-    config.otlp_certificate = pem_file(
+    config.certificate = pem_file(
         reader,
         &[
             "OTEL_EXPORTER_OTLP_METRICS_CERTIFICATE",
@@ -91,7 +124,7 @@ pub(super) fn read(reader: &Reader<'_>, config: &mut NemoLensConfig) -> Result<(
         ],
         pem::CERTIFICATE,
     )?;
-    config.otlp_client_certificate = pem_file(
+    config.client_certificate = pem_file(
         reader,
         &[
             "OTEL_EXPORTER_OTLP_METRICS_CLIENT_CERTIFICATE",
@@ -99,7 +132,7 @@ pub(super) fn read(reader: &Reader<'_>, config: &mut NemoLensConfig) -> Result<(
         ],
         pem::CERTIFICATE,
     )?;
-    config.otlp_client_key = pem_file(
+    config.client_key = pem_file(
         reader,
         &[
             "OTEL_EXPORTER_OTLP_METRICS_CLIENT_KEY",
@@ -107,7 +140,7 @@ pub(super) fn read(reader: &Reader<'_>, config: &mut NemoLensConfig) -> Result<(
         ],
         pem::PRIVATE_KEY,
     )?;
-    match (&config.otlp_client_certificate, &config.otlp_client_key) {
+    match (&config.client_certificate, &config.client_key) {
         (Some(file), None) => Err(ConfigError::new(
             &file.variable,
             file.path.display().to_string(),
@@ -118,7 +151,7 @@ pub(super) fn read(reader: &Reader<'_>, config: &mut NemoLensConfig) -> Result<(
             file.path.display().to_string(),
             "a client key given together with OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE",
         )),
-        _ => Ok(()),
+        _ => Ok(config),
     }
 }
 
@@ -219,7 +252,7 @@ pub(crate) fn parse_headers(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::telemetry::EnvLookup;
+    use crate::telemetry::{EnvLookup, NemoLensConfig};
 
     /// A job exporting over OTLP: the only kind that reads these variables.
     fn config(pairs: &[(&str, &str)]) -> Result<NemoLensConfig, ConfigError> {

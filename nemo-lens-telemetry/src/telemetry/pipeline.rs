@@ -166,7 +166,7 @@ fn otlp_settings(config: &NemoLensConfig) -> nemo_lens_otlp::OtlpSettings {
         (None, None, OtlpProtocol::Grpc) => "http://localhost:4317".to_owned(),
         (None, None, OtlpProtocol::HttpProtobuf) => "http://localhost:4318/v1/metrics".to_owned(),
     };
-    let named = |file: &Option<super::config::NamedFile>| {
+    let named = |file: &Option<super::env::NamedFile>| {
         file.as_ref().map(|f| (f.variable.clone(), f.path.clone()))
     };
     OtlpSettings {

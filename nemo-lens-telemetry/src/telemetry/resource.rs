@@ -14,7 +14,7 @@
 //! | `nemo.user.id` | `NEMO_LENS_USER_ID` |
 //! | `deployment.environment` | `DEPLOYMENT_ENV`, else `ENVIRONMENT` |
 //! | `host.name`, `process.pid` | the operating system |
-//! | `host.gpu.count` | the GPUs of `nvidia-smi -L` that `CUDA_VISIBLE_DEVICES` makes visible ([`visible_gpus`](super::visible_gpus)); without a driver, the entries of `CUDA_VISIBLE_DEVICES` |
+//! | `host.gpu.count` | the GPUs of `nvidia-smi -L` that `CUDA_VISIBLE_DEVICES` makes visible ([`visible_gpus`]); without a driver, the entries of `CUDA_VISIBLE_DEVICES` |
 //! | `slurm.job.id`, `slurm.job.name`, `slurm.job.partition`, `slurm.job.num_nodes`, `slurm.job.num_tasks`, `slurm.node.id`, `slurm.proc.id`, `slurm.local.id`, `slurm.cluster.name` | `SLURM_JOB_ID`, `SLURM_JOB_NAME`, `SLURM_JOB_PARTITION`, `SLURM_NNODES`, `SLURM_NTASKS`, `SLURM_NODEID`, `SLURM_PROCID`, `SLURM_LOCALID`, `SLURM_CLUSTER_NAME` |
 //! | `k8s.pod.name` | `K8S_POD_NAME`, else `POD_NAME`, else `HOSTNAME` when `KUBERNETES_SERVICE_HOST` is set |
 //! | `k8s.namespace.name` | `K8S_NAMESPACE`, else `POD_NAMESPACE` |

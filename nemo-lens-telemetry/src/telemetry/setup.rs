@@ -56,10 +56,22 @@ pub fn setup_telemetry(
     SetupOptions::new().setup(config, rank, world_size)
 }
 
+impl SetupOptions {
+    /// Sets up telemetry for `rank` of `world_size`; see [`setup_telemetry`].
+    pub fn setup(
+        self,
+        config: &NemoLensConfig,
+        rank: u32,
+        world_size: u32,
+    ) -> Result<TelemetryHandle, SetupError> {
+        setup(config, rank, world_size, self)
+    }
+}
+
 /// The pipeline of the last enabled setup; `Some` once one has happened.
 static CURRENT: Mutex<Option<Weak<Active>>> = Mutex::new(None);
 
-pub(super) fn setup(
+fn setup(
     config: &NemoLensConfig,
     rank: u32,
     world_size: u32,
