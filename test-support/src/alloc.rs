@@ -1,18 +1,28 @@
 //! A counting allocator for the tests that check what recording allocates:
-//! a test binary installs [`Counting`] as its `#[global_allocator]`, and a
-//! test counts in a process of its own (`own_process!`), since every thread
-//! of the process allocates through it. Counts only while switched on, so
-//! the binary's other tests pay one relaxed load per allocation.
+//! a test binary installs [`Counting`] as its `#[global_allocator]`.
+//!
+//! Two counts: the bytes the whole process holds ([`counting`],
+//! [`live_bytes`]), which a test reads in a process of its own
+//! (`own_process!`), since every thread allocates through it; and the
+//! allocations one thread makes while it runs a closure ([`allocations_in`]),
+//! which no other thread's work can add to (the test harness's own
+//! bookkeeping would). Off, either costs the binary's other tests one
+//! relaxed load (and a thread-local read) per allocation.
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicUsize, Ordering};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, AtomicIsize, Ordering};
 
 static ON: AtomicBool = AtomicBool::new(false);
 static LIVE: AtomicIsize = AtomicIsize::new(0);
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
 
-/// The system allocator, counting bytes live and allocations made while
-/// [`counting`] is on.
+thread_local! {
+    /// Allocations of this thread while [`allocations_in`] runs on it.
+    static HERE: Cell<Option<usize>> = const { Cell::new(None) };
+}
+
+/// The system allocator, counting bytes live while [`counting`] is on and
+/// a thread's allocations while [`allocations_in`] runs on it.
 pub struct Counting;
 
 // SAFETY: every call is forwarded unchanged to the system allocator; the
@@ -21,8 +31,13 @@ unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         if ON.load(Ordering::Relaxed) {
             LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
-            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
         }
+        // `try_with`: a thread being torn down has no locals left.
+        let _ = HERE.try_with(|here| {
+            if let Some(n) = here.get() {
+                here.set(Some(n + 1));
+            }
+        });
         // SAFETY: forwarded unchanged to the system allocator.
         unsafe { System.alloc(layout) }
     }
@@ -47,7 +62,11 @@ pub fn live_bytes() -> isize {
     LIVE.load(Ordering::SeqCst)
 }
 
-/// Allocations made while counting was on.
-pub fn allocations() -> usize {
-    ALLOCATIONS.load(Ordering::SeqCst)
+/// What `f` returns, and how many allocations this thread made while it
+/// ran.
+pub fn allocations_in<R>(f: impl FnOnce() -> R) -> (R, usize) {
+    HERE.with(|here| here.set(Some(0)));
+    let out = f();
+    let made = HERE.with(|here| here.replace(None)).unwrap_or(0);
+    (out, made)
 }
