@@ -216,6 +216,28 @@ pub mod guides {
     );
 }
 
+// The doc examples of the internal crates are written against `nemo_lens`
+// (what their pages show once re-exported here), so they run as this
+// crate's doc tests, merged into one binary with the rest; the crates
+// themselves then need no dev-dependency on the facade, which would rebuild
+// the model and the built-in sets with every edit to an exporter.
+#[cfg(all(
+    doctest,
+    feature = "openai",
+    feature = "prometheus",
+    feature = "testing"
+))]
+nemo_lens_doc_examples::doc_examples!(
+    "nemo-lens-core/src",
+    "nemo-lens-prometheus/src",
+    "nemo-lens-otlp/src",
+    "nemo-lens-telemetry/src",
+    "nemo-lens-instruments/src",
+    "nemo-lens-openai/src",
+    "nemo-lens-metrics-bridge/src",
+    "nemo-lens-registry-bridge/src",
+);
+
 /// The README's examples, compiled and run as doc tests (`no_run` where they
 /// serve or export). Its snippets use the `openai`, `prometheus` and
 /// `testing` features.

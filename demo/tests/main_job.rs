@@ -24,10 +24,18 @@ fn the_demo_serves_every_built_in_set_and_ends_on_time() {
             .spawn()
             .expect("start the demo"),
     );
-    let mut first = String::new();
-    BufReader::new(demo.0.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
+    // The demo prints its progress: its stdout is read to the end (a closed
+    // pipe would end it at its next line).
+    let (lines, printed) = std::sync::mpsc::channel();
+    let stdout = BufReader::new(demo.0.stdout.take().unwrap());
+    std::thread::spawn(move || {
+        for line in stdout.lines().map_while(Result::ok) {
+            let _ = lines.send(line);
+        }
+    });
+    let first = printed
+        .recv_timeout(Duration::from_secs(20))
+        .expect("the demo prints where it serves");
     assert_eq!(
         first.trim(),
         format!("serving Prometheus metrics at http://127.0.0.1:{port}/metrics"),
@@ -40,7 +48,7 @@ fn the_demo_serves_every_built_in_set_and_ends_on_time() {
         "gen_ai_client_token_usage_sum",
     ];
     // Every set has recorded once the first steps are done.
-    let deadline = Instant::now() + Duration::from_secs(3);
+    let deadline = Instant::now() + Duration::from_secs(10);
     let body = loop {
         let body = http_get(port, "/metrics").unwrap_or_default();
         if families.iter().all(|f| body.contains(f)) || Instant::now() > deadline {

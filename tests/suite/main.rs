@@ -32,6 +32,8 @@ mod features;
 mod flatten;
 mod genai;
 mod global_meter;
+mod groups;
+mod groups_warnings;
 #[cfg(feature = "testing")]
 mod guard;
 mod gym_release;

@@ -4,12 +4,14 @@
 //! here.
 
 use crate::support::log_lines::Lines;
-use nemo_lens_core::groups::{record_metrics, register_metric_group, MetricKind, MetricSpec};
-use nemo_lens_core::Meter;
-use opentelemetry::metrics::MeterProvider as _;
-use opentelemetry::KeyValue;
-use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
-use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
+use nemo_lens::groups::{record_metrics, register_metric_group, MetricKind, MetricSpec};
+use nemo_lens::opentelemetry::metrics::MeterProvider as _;
+use nemo_lens::opentelemetry::KeyValue;
+use nemo_lens::opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
+use nemo_lens::opentelemetry_sdk::metrics::{
+    InMemoryMetricExporter, PeriodicReader, SdkMeterProvider,
+};
+use nemo_lens::Meter;
 
 #[test]
 fn each_problem_warns_once() {

@@ -9,15 +9,17 @@ use std::error::Error as _;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use nemo_lens_core::groups::{
+use nemo_lens::groups::{
     create_metric_instruments, record_metrics, register_metric_group,
     register_metric_group_with_override, MetricKind, MetricSpec, Rule, SpecFile, SpecFileError,
 };
-use nemo_lens_core::Meter;
-use opentelemetry::metrics::MeterProvider as _;
-use opentelemetry::KeyValue;
-use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
-use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
+use nemo_lens::opentelemetry::metrics::MeterProvider as _;
+use nemo_lens::opentelemetry::KeyValue;
+use nemo_lens::opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
+use nemo_lens::opentelemetry_sdk::metrics::{
+    InMemoryMetricExporter, PeriodicReader, SdkMeterProvider,
+};
+use nemo_lens::Meter;
 
 /// Attributes as sorted `(key, value)` strings.
 type Attributes = Vec<(String, String)>;
@@ -93,7 +95,7 @@ impl Harness {
 }
 
 fn spec_path(name: &str) -> String {
-    format!("{}/../examples/specs/{name}", env!("CARGO_MANIFEST_DIR"))
+    format!("{}/examples/specs/{name}", env!("CARGO_MANIFEST_DIR"))
 }
 
 fn pairs(list: &[(&str, &str)]) -> Attributes {
