@@ -46,7 +46,8 @@ prometheus_bin="$(command -v prometheus || true)"
 promtool_bin="$(command -v promtool || true)"
 venv="$target_dir/aiperf-venv"
 
-suite() { cargo test -p nemo-lens --all-features --test suite -- --ignored --nocapture "$@"; }
+# `--workspace`: the features the test build unified, so nothing is rebuilt.
+suite() { cargo test --workspace --all-features --test suite -- --ignored --nocapture "$@"; }
 
 if [ -n "$promtool_bin" ]; then
     rules="$(mktemp --suffix=.rules.yml)"

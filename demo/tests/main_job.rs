@@ -5,11 +5,10 @@
 //! Also why `cargo test` builds `target/debug/demo`, which the end-to-end
 //! suites (`scripts/e2e.sh`) run.
 
-use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use nemo_lens_test_support::servers::{free_port, http_get, Reaped};
+use nemo_lens_test_support::servers::{first_line, free_port, http_get, Reaped};
 
 #[test]
 fn the_demo_serves_every_built_in_set_and_ends_on_time() {
@@ -24,18 +23,7 @@ fn the_demo_serves_every_built_in_set_and_ends_on_time() {
             .spawn()
             .expect("start the demo"),
     );
-    // The demo prints its progress: its stdout is read to the end (a closed
-    // pipe would end it at its next line).
-    let (lines, printed) = std::sync::mpsc::channel();
-    let stdout = BufReader::new(demo.0.stdout.take().unwrap());
-    std::thread::spawn(move || {
-        for line in stdout.lines().map_while(Result::ok) {
-            let _ = lines.send(line);
-        }
-    });
-    let first = printed
-        .recv_timeout(Duration::from_secs(20))
-        .expect("the demo prints where it serves");
+    let first = first_line(&mut demo.0, Duration::from_secs(20));
     assert_eq!(
         first.trim(),
         format!("serving Prometheus metrics at http://127.0.0.1:{port}/metrics"),

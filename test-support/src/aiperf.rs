@@ -4,15 +4,13 @@
 //! (`proxy_e2e.rs`).
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::servers::{http_get, Reaped};
+use crate::servers::{first_line, http_get, Reaped};
 
 pub const MODEL: &str = "tiny-model";
 pub const TTFT_MS: u64 = 40;
@@ -48,16 +46,7 @@ pub fn start_serving(mut command: Command, port: u16) -> Reaped {
             .spawn()
             .expect("start the server"),
     );
-    let stdout = child.0.stdout.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        let _ = BufReader::new(stdout).read_line(&mut line);
-        let _ = tx.send(line);
-    });
-    let first = rx
-        .recv_timeout(Duration::from_secs(30))
-        .expect("the server's first line");
+    let first = first_line(&mut child.0, Duration::from_secs(30));
     assert!(first.contains(&format!("127.0.0.1:{port}")), "{first}");
     child
 }

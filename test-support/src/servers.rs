@@ -2,7 +2,7 @@
 //! loopback ports, plain HTTP/1.0 requests, and Prometheus with its query
 //! API.
 
-use std::io::{Read, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -19,6 +19,21 @@ impl Drop for Reaped {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
+}
+
+/// The first line the child writes on its (piped) stdout, within
+/// `timeout`; the rest is read and dropped until it exits, so that the pipe
+/// stays open (a closed one ends the child at its next line) and never fills.
+pub fn first_line(child: &mut Child, timeout: Duration) -> String {
+    let stdout = child.stdout.take().expect("the child's stdout, piped");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut lines = BufReader::new(stdout).lines();
+        let _ = tx.send(lines.next().and_then(Result::ok).unwrap_or_default());
+        for _ in lines {}
+    });
+    rx.recv_timeout(timeout)
+        .expect("the child's first line on stdout")
 }
 
 pub fn free_port() -> u16 {

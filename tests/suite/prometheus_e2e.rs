@@ -16,10 +16,8 @@
 //! builds the demo and sets `NEMO_LENS_DEMO_BIN`.
 
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use nemo_lens::instruments::gym::unreleased::GpuMetrics;
@@ -111,18 +109,8 @@ fn start(sets: &[InstrumentSet]) -> Stack {
             .spawn()
             .expect("start the demo"),
     );
-    // The first line names the endpoint; read it off-thread so a silent demo
-    // cannot hang the test.
-    let stdout = demo.0.stdout.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut line = String::new();
-        let _ = BufReader::new(stdout).read_line(&mut line);
-        let _ = tx.send(line);
-    });
-    let first = rx
-        .recv_timeout(Duration::from_secs(30))
-        .expect("demo output");
+    // The first line names the endpoint.
+    let first = first_line(&mut demo.0, Duration::from_secs(30));
     assert_eq!(
         first.trim(),
         format!("serving Prometheus metrics at http://127.0.0.1:{demo_port}/metrics")
