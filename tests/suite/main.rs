@@ -81,6 +81,5 @@ mod start_at_zero;
 #[cfg(feature = "testing")]
 mod testing;
 mod top_e2e;
-mod ui;
 mod ui_pass;
 mod warnings;

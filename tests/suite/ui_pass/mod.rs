@@ -1,8 +1,8 @@
 //! What the derive must accept: each case was a trybuild `pass` case (a
 //! program that compiles and runs), now a test module of this binary, so
-//! that trybuild builds only what must fail to compile (`cargo check`, no
-//! code generated or linked). Each file is one case; its doc comment says
-//! what it holds.
+//! that trybuild (`tests/ui`) builds only what must fail to compile (`cargo
+//! check`, no code generated or linked). Each file is one case; its doc
+//! comment says what it holds.
 
 mod attribute_value_enum;
 mod exponential_histogram;
