@@ -17,26 +17,50 @@
 #  - NVIDIA's aiperf driving the example OpenAI server on chat, Responses,
 #    Messages and embeddings, its figures held against the server's
 #    /metrics (aiperf_e2e), and through the metering proxy (proxy_e2e).
-# The suites that only wait on servers run side by side; aiperf's, whose
-# timings hold only on a machine they do not share, run one at a time.
+# The suites that only wait on servers run side by side, all at once;
+# aiperf's, whose timings hold only on a machine they do not share, run one
+# at a time.
 # scripts/deps.sh installs Prometheus (which brings promtool) and aiperf
 # (from PyPI into a venv under the target directory) when missing. A suite
 # whose tools are still missing is not run: the script names it and why at
 # the end, and fails when CI is set. Every server binds 127.0.0.1.
 #
-# Usage: scripts/e2e.sh            (from anywhere in the repository)
+# Usage: scripts/e2e.sh [servers|aiperf]   (from anywhere in the repository;
+#        both groups when none is named)
+# With NEMO_LENS_SUITE_BIN naming the built tests/suite binary (as
+# scripts/test.sh does), it runs that binary without cargo.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-scripts/deps.sh
+groups="${1:-servers aiperf}"
+case "$groups" in
+    "servers aiperf" | servers | aiperf) ;;
+    *) echo "e2e: unknown group '$1' (servers or aiperf)" >&2; exit 2 ;;
+esac
+wants() { [[ " $groups " == *" $1 "* ]]; }
+
+case "$groups" in
+    *aiperf*) scripts/deps.sh ;;
+    *) scripts/deps.sh system ;;
+esac
 
 not_run=()
 skip() { not_run+=("$1: $2"); }
 
-# The binaries the suites run, as `cargo test --workspace --all-features`
-# builds them (the same command builds nothing new when they are there).
-cargo test --workspace --all-features --no-run --quiet
 target_dir="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
+if [ -z "${NEMO_LENS_SUITE_BIN:-}" ]; then
+    # The binaries the suites run, as `cargo test --workspace --all-features`
+    # builds them (the same command builds nothing new when they are there;
+    # `--workspace`: the features the test build unified).
+    NEMO_LENS_SUITE_BIN="$(cargo test --workspace --all-features --no-run --message-format=json-render-diagnostics \
+        | python3 -c '
+import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "suite" and m.get("executable"):
+        print(m["executable"])
+')"
+fi
 export NEMO_LENS_DEMO_BIN="$target_dir/debug/demo"
 export NEMO_LENS_BIN="$target_dir/debug/nemo-lens"
 export E2E_OPENAI_SERVER_BIN="$target_dir/debug/examples/openai_server"
@@ -46,40 +70,45 @@ prometheus_bin="$(command -v prometheus || true)"
 promtool_bin="$(command -v promtool || true)"
 venv="$target_dir/aiperf-venv"
 
-# `--workspace`: the features the test build unified, so nothing is rebuilt.
-suite() { cargo test --workspace --all-features --test suite -- --ignored --nocapture "$@"; }
+# Run as cargo runs a test binary: from the package's directory (the
+# facade's is the repository's root).
+suite() { "$NEMO_LENS_SUITE_BIN" --ignored --nocapture "$@"; }
 
-if [ -n "$promtool_bin" ]; then
-    rules="$(mktemp --suffix=.rules.yml)"
-    trap 'rm -f "$rules"' EXIT
-    "$NEMO_LENS_BIN" rules >"$rules"
-    promtool check rules "$rules"
-else
-    skip "promtool check rules (the generated rules)" "promtool is not installed (Debian's prometheus package)"
+if wants servers; then
+    if [ -n "$promtool_bin" ]; then
+        rules="$(mktemp --suffix=.rules.yml)"
+        trap 'rm -f "$rules"' EXIT
+        "$NEMO_LENS_BIN" rules >"$rules"
+        promtool check rules "$rules"
+    else
+        skip "promtool check rules (the generated rules)" "promtool is not installed (Debian's prometheus package)"
+    fi
+
+    # `nemo-lens top` needs nothing installed.
+    waiting=(top_e2e::)
+    if [ -n "$prometheus_bin" ]; then
+        export PROMETHEUS_BIN="$prometheus_bin"
+        waiting+=(prometheus_e2e:: metrics_bridge_e2e:: registry_bridge_e2e:: exemplars_e2e::)
+    else
+        skip "prometheus_e2e, metrics_bridge_e2e, registry_bridge_e2e, exemplars_e2e (Prometheus scraping the demo, the bridges and the example server)" "prometheus is not installed (Debian's prometheus package)"
+    fi
+    if [ -n "$prometheus_bin" ] && [ -n "$promtool_bin" ]; then
+        export PROMTOOL_BIN="$promtool_bin"
+        waiting+=(native_histograms_e2e::)
+    else
+        skip "native_histograms_e2e (native histograms in Prometheus)" "prometheus or promtool is not installed (Debian's prometheus package)"
+    fi
+    suite --test-threads="${#waiting[@]}" "${waiting[@]}"
 fi
 
-# `nemo-lens top` needs nothing installed.
-waiting=(top_e2e::)
-if [ -n "$prometheus_bin" ]; then
-    export PROMETHEUS_BIN="$prometheus_bin"
-    waiting+=(prometheus_e2e:: metrics_bridge_e2e:: registry_bridge_e2e:: exemplars_e2e::)
-else
-    skip "prometheus_e2e, metrics_bridge_e2e, registry_bridge_e2e, exemplars_e2e (Prometheus scraping the demo, the bridges and the example server)" "prometheus is not installed (Debian's prometheus package)"
-fi
-if [ -n "$prometheus_bin" ] && [ -n "$promtool_bin" ]; then
-    export PROMTOOL_BIN="$promtool_bin"
-    waiting+=(native_histograms_e2e::)
-else
-    skip "native_histograms_e2e (native histograms in Prometheus)" "prometheus or promtool is not installed (Debian's prometheus package)"
-fi
-suite "${waiting[@]}"
-
-if [ -x "$venv/bin/aiperf" ] && [ -f "$target_dir/aiperf-tokenizer/tokenizer.json" ]; then
-    E2E_AIPERF_BIN="$venv/bin/aiperf" \
-    E2E_AIPERF_TOKENIZER="$target_dir/aiperf-tokenizer" \
-        suite --test-threads=1 aiperf_e2e:: proxy_e2e::
-else
-    skip "aiperf_e2e, proxy_e2e (aiperf against the example OpenAI server and the metering proxy)" "aiperf or its tokenizer is missing from $venv (scripts/deps.sh installs it from PyPI)"
+if wants aiperf; then
+    if [ -x "$venv/bin/aiperf" ] && [ -f "$target_dir/aiperf-tokenizer/tokenizer.json" ]; then
+        E2E_AIPERF_BIN="$venv/bin/aiperf" \
+        E2E_AIPERF_TOKENIZER="$target_dir/aiperf-tokenizer" \
+            suite --test-threads=1 aiperf_e2e:: proxy_e2e::
+    else
+        skip "aiperf_e2e, proxy_e2e (aiperf against the example OpenAI server and the metering proxy)" "aiperf or its tokenizer is missing from $venv (scripts/deps.sh installs it from PyPI)"
+    fi
 fi
 
 if [ ${#not_run[@]} -gt 0 ]; then

@@ -38,6 +38,7 @@ mod groups_warnings;
 mod guard;
 mod gym_release;
 mod gym_unreleased;
+mod layering;
 mod memory;
 mod memory_profiler;
 #[cfg(all(feature = "metrics-bridge", feature = "prometheus"))]
