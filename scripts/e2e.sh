@@ -53,13 +53,7 @@ if [ -z "${NEMO_LENS_SUITE_BIN:-}" ]; then
     # builds them (the same command builds nothing new when they are there;
     # `--workspace`: the features the test build unified).
     NEMO_LENS_SUITE_BIN="$(cargo test --workspace --all-features --no-run --message-format=json-render-diagnostics \
-        | python3 -c '
-import json, sys
-for line in sys.stdin:
-    m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "suite" and m.get("executable"):
-        print(m["executable"])
-')"
+        | scripts/suite_bin.py)"
 fi
 export NEMO_LENS_DEMO_BIN="$target_dir/debug/demo"
 export NEMO_LENS_BIN="$target_dir/debug/nemo-lens"

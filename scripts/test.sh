@@ -45,13 +45,7 @@ aiperf=$!
 # (a cargo lock held by the builds below must not make it wait).
 build_json="$target_dir/test-build.json"
 cargo test --workspace --all-features --no-run --message-format=json-render-diagnostics >"$build_json"
-NEMO_LENS_SUITE_BIN="$(python3 -c '
-import json, sys
-for line in open(sys.argv[1]):
-    m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "suite" and m.get("executable"):
-        print(m["executable"])
-' "$build_json")"
+NEMO_LENS_SUITE_BIN="$(scripts/suite_bin.py <"$build_json")"
 export NEMO_LENS_SUITE_BIN
 
 # What is built only for the steps after the tests (the registry bridge's
