@@ -5,6 +5,8 @@
 #    (as root, or through sudo);
 #  - protoc (Debian's protobuf-compiler), for a consumer crate that builds
 #    prometheus-client with its `protobuf` feature;
+#  - rotel (the OpenTelemetry collector from PyPI), pinned, into a venv
+#    under the target directory: the training suite's ranks export through it;
 #  - NVIDIA's aiperf, pinned, from PyPI into a venv under the target
 #    directory, and the offline tokenizer it is run with.
 # Prints nothing when everything is there already. What it cannot install it
@@ -50,6 +52,38 @@ install_system() {
     # their own instance on a free port, so that one is left alone.
 }
 
+# A venv under the target directory, made (with Debian's python3-venv if
+# python3 cannot) and emptied when it does not hold what is wanted.
+make_venv() {
+    local venv="$1"
+    rm -rf "$venv"
+    if ! python3 -m venv "$venv" 2>/dev/null; then
+        rm -rf "$venv"
+        if can_apt; then
+            apt_install python3-venv
+            python3 -m venv "$venv"
+        else
+            echo "deps: python3 cannot make a venv and there is no apt-get to install python3-venv" >&2
+            return 1
+        fi
+    fi
+}
+
+install_rotel() {
+    # rotel, pinned: the agent's command line is what the training suite runs.
+    local rotel_version=0.0.1a15 target_dir venv
+    target_dir="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
+    venv="$target_dir/rotel-venv"
+    if ! "$venv/bin/pip" show rotel 2>/dev/null | grep -qx "Version: $rotel_version"; then
+        echo "deps: installing rotel $rotel_version into $venv" >&2
+        make_venv "$venv" || return 0
+        if ! "$venv/bin/pip" install -q --no-cache-dir --disable-pip-version-check "rotel==$rotel_version"; then
+            echo "deps: pip could not install rotel $rotel_version" >&2
+            rm -rf "$venv"
+        fi
+    fi
+}
+
 install_aiperf() {
     # aiperf, pinned: its export format is what the aiperf e2e suite reads.
     local aiperf_version=0.13.0 target_dir venv
@@ -57,17 +91,7 @@ install_aiperf() {
     venv="$target_dir/aiperf-venv"
     if ! "$venv/bin/aiperf" --version 2>/dev/null | grep -qx "$aiperf_version"; then
         echo "deps: installing aiperf $aiperf_version into $venv" >&2
-        rm -rf "$venv"
-        if ! python3 -m venv "$venv" 2>/dev/null; then
-            rm -rf "$venv"
-            if can_apt; then
-                apt_install python3-venv
-                python3 -m venv "$venv"
-            else
-                echo "deps: python3 cannot make a venv and there is no apt-get to install python3-venv; aiperf not installed" >&2
-                return 0
-            fi
-        fi
+        make_venv "$venv" || return 0
         if ! "$venv/bin/pip" install -q --no-cache-dir --disable-pip-version-check "aiperf==$aiperf_version"; then
             echo "deps: pip could not install aiperf $aiperf_version" >&2
             rm -rf "$venv"
@@ -81,8 +105,8 @@ install_aiperf() {
 }
 
 case "${1:-all}" in
-    system) install_system ;;
+    system) install_system; install_rotel ;;
     aiperf) install_aiperf ;;
-    all) install_system; install_aiperf ;;
+    all) install_system; install_rotel; install_aiperf ;;
     *) echo "usage: scripts/deps.sh [system|aiperf]" >&2; exit 2 ;;
 esac

@@ -14,6 +14,9 @@
 #  - exemplars: the example server's sampled requests on its latency
 #    buckets in Prometheus 2.42 (OpenMetrics and protobuf) and over OTLP
 #    (exemplars_e2e);
+#  - a training job's ranks as torchrun and Slurm start them (the demo, four
+#    at a time): one run over OTLP through rotel, one port per rank scraped
+#    by Prometheus, a collector down at the end (training_e2e);
 #  - NVIDIA's aiperf driving the example OpenAI server on chat, Responses,
 #    Messages and embeddings, its figures held against the server's
 #    /metrics (aiperf_e2e), and through the metering proxy (proxy_e2e).
@@ -85,6 +88,13 @@ if wants servers; then
         waiting+=(prometheus_e2e:: metrics_bridge_e2e:: registry_bridge_e2e:: exemplars_e2e::)
     else
         skip "prometheus_e2e, metrics_bridge_e2e, registry_bridge_e2e, exemplars_e2e (Prometheus scraping the demo, the bridges and the example server)" "prometheus is not installed (Debian's prometheus package)"
+    fi
+    rotel_bin="$(ls "$target_dir"/rotel-venv/lib/python3*/site-packages/rotel/rotel-agent 2>/dev/null | head -n 1 || true)"
+    if [ -n "$prometheus_bin" ] && [ -n "$rotel_bin" ]; then
+        export ROTEL_BIN="$rotel_bin"
+        waiting+=(training_e2e::)
+    else
+        skip "training_e2e (four ranks over OTLP through rotel, and scraped by Prometheus)" "rotel (scripts/deps.sh installs it from PyPI) or prometheus is missing"
     fi
     if [ -n "$prometheus_bin" ] && [ -n "$promtool_bin" ]; then
         export PROMTOOL_BIN="$promtool_bin"

@@ -79,9 +79,10 @@ pub use nemo_lens_registry_bridge as registry_bridge;
 /// resource and exporters.
 pub use nemo_lens_telemetry::telemetry;
 pub use nemo_lens_telemetry::{
-    register_export_strategy, setup_telemetry, ConfigError, EnvLookup, ExportStrategy,
-    ExporterKind, NemoLensConfig, OtlpProtocol, PrometheusResourceLabels, RankContext, SetupError,
-    SetupOptions, ShutdownError, TelemetryHandle,
+    register_export_strategy, setup_telemetry, setup_telemetry_from_launcher, ConfigError,
+    EnvLookup, ExportStrategy, ExporterKind, JobRank, NemoLensConfig, OtlpProtocol,
+    PrometheusResourceLabels, RankContext, SetupError, SetupOptions, ShutdownError,
+    TelemetryHandle,
 };
 
 /// Derives [`Instruments`](trait@Instruments) for a struct of `Option<..>`

@@ -15,8 +15,10 @@
 //! ```
 //!
 //! Options: `--seconds N` (default 120) bounds the run, `--step-ms N`
-//! (default 200) is the simulated step time. `RANK` and `WORLD_SIZE` are
-//! read as torchrun sets them (default 0 and 1).
+//! (default 200) is the simulated step time. The rank and world size come
+//! from the launcher (torchrun's `RANK` and `WORLD_SIZE`, Slurm's
+//! `SLURM_PROCID` and `SLURM_NTASKS`, Open MPI's, PMI's: see
+//! `nemo_lens::telemetry::JobRank`), else 0 of 1.
 
 use std::error::Error;
 use std::time::{Duration, Instant};
@@ -37,7 +39,7 @@ use nemo_lens::instruments::serving::{FinishReason, ScheduledRequest, Scheduling
 use nemo_lens::instruments::{InferenceRequest, ModelCall};
 use nemo_lens::opentelemetry::trace::{TraceContextExt as _, Tracer as _, TracerProvider as _};
 use nemo_lens::opentelemetry::Context;
-use nemo_lens::{EnvLookup, Guarded, Instruments, Meter, NemoLensConfig, SetupOptions};
+use nemo_lens::{EnvLookup, Guarded, Instruments, JobRank, Meter, NemoLensConfig, SetupOptions};
 use opentelemetry_sdk::trace::SdkTracerProvider;
 
 /// Gym servers in the simulated pool.
@@ -103,15 +105,6 @@ impl Rng {
 
     fn uniform(&mut self, low: f64, high: f64) -> f64 {
         low + (high - low) * self.next_f64()
-    }
-}
-
-fn env_number(env: &EnvLookup, key: &str, default: u32) -> Result<u32, String> {
-    match env.get(key) {
-        None => Ok(default),
-        Some(v) => v
-            .parse()
-            .map_err(|_| format!("invalid value {v:?} for {key}: expected a non-negative integer")),
     }
 }
 
@@ -283,11 +276,10 @@ fn run() -> Result<(), Box<dyn Error>> {
     let args = parse_args()?;
     let env = demo_env();
     let config = NemoLensConfig::from_lookup(env.clone())?;
-    let rank = env_number(&env, "RANK", 0)?;
-    let world_size = env_number(&env, "WORLD_SIZE", 1)?;
-    let telemetry = SetupOptions::new()
-        .env(env)
-        .setup(&config, rank, world_size)?;
+    // Under torchrun, srun or mpirun, the launcher's rank; by hand, 0 of 1.
+    let job = JobRank::detect(&env)?.unwrap_or(JobRank::SINGLE);
+    let rank = job.rank;
+    let telemetry = SetupOptions::new().env(env).setup_job(&config, job)?;
     // Only the URL goes to stdout: the console exporter owns the rest of it.
     match telemetry.prometheus_url() {
         Some(url) => {
@@ -484,9 +476,10 @@ fn run() -> Result<(), Box<dyn Error>> {
     sampler.stop();
     profiler.stop();
     drop(gym);
-    // A receiver that is gone at the end costs the last export, not the run.
+    // A receiver that is gone at the end costs the last export, not the
+    // run: the error says once what was lost, and the job still exits 0.
     if let Err(e) = telemetry.shutdown() {
-        eprintln!("demo: {e}");
+        eprintln!("demo: rank {rank}: {e}");
     }
     Ok(())
 }

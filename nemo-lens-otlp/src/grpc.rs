@@ -15,13 +15,14 @@ use tonic::transport::Channel;
 
 use super::runtime::OtlpRuntime;
 use super::OtlpSettings;
-use super::{user_agent, OtlpError};
+use super::{user_agent, NoteAttempts, OtlpError};
 use nemo_lens_core::owned::Pending;
 
 pub(super) fn build(
     settings: &OtlpSettings,
     https: bool,
     owned: Arc<Pending>,
+    attempts: NoteAttempts,
 ) -> Result<(GrpcExporter, OtlpRuntime), OtlpError> {
     let metadata = metadata(&settings.headers)?;
     let endpoint_error = |source: tonic::transport::Error| OtlpError::Endpoint {
@@ -63,6 +64,7 @@ pub(super) fn build(
         timeout: settings.timeout,
         temporality: settings.temporality,
         owned,
+        attempts,
     };
     Ok((exporter, runtime))
 }
@@ -77,6 +79,7 @@ pub(crate) struct GrpcExporter {
     timeout: Duration,
     temporality: Temporality,
     owned: Arc<Pending>,
+    attempts: NoteAttempts,
 }
 
 impl fmt::Debug for GrpcExporter {
@@ -94,6 +97,7 @@ impl PushMetricExporter for GrpcExporter {
         if super::owned::is_empty(&request) {
             return Ok(());
         }
+        self.attempts.sending(super::owned::points(&request));
         let client = self
             .client
             .lock()
@@ -117,12 +121,7 @@ impl PushMetricExporter for GrpcExporter {
                 "TonicMetricsClient export failed with gRPC code: {:?}",
                 status.code()
             );
-            let mut source = std::error::Error::source(&status);
-            while let Some(cause) = source {
-                message.push_str(": ");
-                message.push_str(&cause.to_string());
-                source = cause.source();
-            }
+            super::chain::causes_into(&mut message, std::error::Error::source(&status));
             OTelSdkError::InternalFailure(message)
         })
     }

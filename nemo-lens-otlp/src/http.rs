@@ -14,12 +14,12 @@ use prost::Message as _;
 
 use nemo_lens_core::owned::Pending;
 
-use super::{build_error, retry_policy, user_agent, NoteCause, OtlpError, OtlpSettings};
+use super::{build_error, retry_policy, user_agent, NoteAttempts, OtlpError, OtlpSettings};
 
 pub(super) fn build(
     settings: &OtlpSettings,
     https: bool,
-    note_cause: NoteCause,
+    attempts: NoteAttempts,
     owned: Arc<Pending>,
 ) -> Result<MetricExporter, OtlpError> {
     let headers = header_map(&settings.headers)?;
@@ -32,7 +32,7 @@ pub(super) fn build(
         .with_http_client(ExactHeaders {
             client,
             headers: Arc::new(headers),
-            note_cause,
+            attempts,
             owned,
         })
         .with_retry_policy(retry_policy())
@@ -95,7 +95,7 @@ fn header_map(headers: &[(String, String)]) -> Result<HeaderMap, OtlpError> {
 struct ExactHeaders {
     client: reqwest::blocking::Client,
     headers: Arc<HeaderMap>,
-    note_cause: NoteCause,
+    attempts: NoteAttempts,
     owned: Arc<Pending>,
 }
 
@@ -140,35 +140,20 @@ impl HttpClient for ExactHeaders {
                 // Nothing recorded: no request, as the SDK sends none.
                 return Ok(http::Response::new(Bytes::new()));
             }
+            self.attempts.sending(super::owned::points(&decoded));
             *request.body_mut() = Bytes::from(decoded.encode_to_vec());
         }
         let sent = self.client.send_bytes(request).await;
         if let Err(error) = &sent {
-            let cause = chain(error.as_ref());
+            let cause = super::chain::chain(error.as_ref());
             // Certificate refusals carry their hint already (`verifier.rs`).
             #[cfg(feature = "otlp-tls")]
             let cause = match super::error::TlsHint::for_transport_error(&cause) {
                 Some(hint) => format!("{cause}; {hint}"),
                 None => cause,
             };
-            (self.note_cause)(cause);
+            self.attempts.failed(cause);
         }
         sent
     }
-}
-
-/// An error and its sources, `: `-separated.
-fn chain(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        // Some layers repeat their source's message.
-        if !text.ends_with(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
 }

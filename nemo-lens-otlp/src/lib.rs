@@ -16,6 +16,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs)]
 
+mod chain;
 mod error;
 mod gathered;
 mod grpc;
@@ -45,9 +46,18 @@ pub use error::OtlpError;
 pub use runtime::OtlpRuntime;
 pub use settings::{NamedPath, OtlpSettings, TlsFiles};
 
-/// Told the transport's own error when an export attempt fails, for the
-/// failure report: the HTTP exporter reduces it to "network error".
-pub type NoteCause = Arc<dyn Fn(String) + Send + Sync>;
+/// What each export attempt tells the failure report.
+pub trait Attempts: Send + Sync {
+    /// An attempt is about to send `points` data points: what is lost if
+    /// it fails.
+    fn sending(&self, points: usize);
+    /// The transport's own error of a failed attempt, which the HTTP
+    /// exporter reduces to "network error".
+    fn failed(&self, cause: String);
+}
+
+/// Where the exporter reports its attempts.
+pub type NoteAttempts = Arc<dyn Attempts>;
 
 /// The OTLP exporter as built, and the runtime its gRPC channel runs on.
 pub struct Built {
@@ -102,12 +112,12 @@ impl PushMetricExporter for Exporter {
 }
 
 /// Builds the exporter `settings` describe, sending the owned series of
-/// `owned` with each export and telling `note_cause` what the transport
-/// said when an attempt fails.
+/// `owned` with each export and telling `attempts` what each attempt
+/// carries and what the transport said when one fails.
 pub fn build(
     settings: &OtlpSettings,
     owned: Arc<Pending>,
-    note_cause: NoteCause,
+    attempts: NoteAttempts,
 ) -> Result<Built, OtlpError> {
     let uri: ::http::Uri = settings
         .endpoint
@@ -124,11 +134,11 @@ pub fn build(
     }
     let (exporter, runtime) = match settings.protocol {
         OtlpProtocol::Grpc => {
-            let (exporter, runtime) = grpc::build(settings, https, owned)?;
+            let (exporter, runtime) = grpc::build(settings, https, owned, attempts)?;
             (Transport::Grpc(exporter), Some(runtime))
         }
         OtlpProtocol::HttpProtobuf => (
-            Transport::Http(http::build(settings, https, note_cause, owned)?),
+            Transport::Http(http::build(settings, https, attempts, owned)?),
             None,
         ),
     };
@@ -168,8 +178,15 @@ fn user_agent() -> String {
 mod tests {
     use super::*;
 
-    fn ignore() -> NoteCause {
-        Arc::new(|_| {})
+    struct Ignore;
+
+    impl Attempts for Ignore {
+        fn sending(&self, _: usize) {}
+        fn failed(&self, _: String) {}
+    }
+
+    fn ignore() -> NoteAttempts {
+        Arc::new(Ignore)
     }
 
     fn settings(endpoint: &str, protocol: OtlpProtocol) -> OtlpSettings {

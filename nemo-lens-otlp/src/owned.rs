@@ -157,6 +157,25 @@ pub(super) fn is_empty(request: &ExportMetricsServiceRequest) -> bool {
         .all(|r| r.scope_metrics.iter().all(|s| s.metrics.is_empty()))
 }
 
+/// The data points `request` carries: what is lost when it cannot be sent.
+pub(super) fn points(request: &ExportMetricsServiceRequest) -> usize {
+    use opentelemetry_proto::tonic::metrics::v1::metric::Data as D;
+    request
+        .resource_metrics
+        .iter()
+        .flat_map(|r| &r.scope_metrics)
+        .flat_map(|s| &s.metrics)
+        .map(|m| match &m.data {
+            Some(D::Gauge(g)) => g.data_points.len(),
+            Some(D::Sum(s)) => s.data_points.len(),
+            Some(D::Histogram(h)) => h.data_points.len(),
+            Some(D::ExponentialHistogram(h)) => h.data_points.len(),
+            Some(D::Summary(s)) => s.data_points.len(),
+            None => 0,
+        })
+        .sum()
+}
+
 fn histogram(
     metric: &OwnedMetric,
     start: u64,

@@ -27,7 +27,8 @@ pub mod __internal;
 
 pub use exporter_error::ExporterError;
 pub use telemetry::{
-    register_export_strategy, setup_telemetry, ConfigError, EnvLookup, ExportStrategy,
-    ExporterKind, NemoLensConfig, OtlpProtocol, PrometheusResourceLabels, RankContext, SetupError,
-    SetupOptions, ShutdownError, TelemetryHandle,
+    register_export_strategy, setup_telemetry, setup_telemetry_from_launcher, ConfigError,
+    EnvLookup, ExportStrategy, ExporterKind, JobRank, NemoLensConfig, OtlpProtocol,
+    PrometheusResourceLabels, RankContext, SetupError, SetupOptions, ShutdownError,
+    TelemetryHandle,
 };

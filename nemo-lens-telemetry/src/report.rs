@@ -34,6 +34,11 @@ struct State {
     /// What the transport said about the latest failed attempt, when the
     /// exporter's own error drops it.
     cause: Option<String>,
+    /// The data points the export under way carries, when the exporter
+    /// says.
+    sending: Option<usize>,
+    /// The data points of the latest failed export, when known.
+    lost: Option<usize>,
 }
 
 impl ExportReport {
@@ -59,11 +64,15 @@ impl ExportReport {
         self.lock().last_error.clone()
     }
 
-    /// Notes the underlying error of a failed attempt, to be reported with
-    /// the export's failure.
-    #[cfg(feature = "otlp")]
-    pub(crate) fn note_cause(&self, cause: String) {
-        self.lock().cause = Some(cause);
+    /// The data points of the latest failed export, when the exporter said
+    /// how many it carried.
+    pub(crate) fn lost_points(&self) -> Option<usize> {
+        self.lock().lost
+    }
+
+    /// The data points of the export under way, when the exporter said.
+    pub(crate) fn sending_points(&self) -> Option<usize> {
+        self.lock().sending
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -91,6 +100,7 @@ impl ExportReport {
             Err(error) => {
                 let total = self.failed.fetch_add(1, Ordering::Relaxed) + 1;
                 state.failing += 1;
+                state.lost = state.sending.take();
                 let error = match state.cause.take() {
                     Some(cause) => format!("{error} ({cause})"),
                     None => error.to_string(),
@@ -122,6 +132,17 @@ impl ExportReport {
                 }
             }
         }
+    }
+}
+
+#[cfg(feature = "otlp")]
+impl nemo_lens_otlp::Attempts for ExportReport {
+    fn sending(&self, points: usize) {
+        self.lock().sending = Some(points);
+    }
+
+    fn failed(&self, cause: String) {
+        self.lock().cause = Some(cause);
     }
 }
 

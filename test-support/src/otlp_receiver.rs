@@ -170,7 +170,11 @@ impl GrpcReceiver {
         runtime.spawn(async move {
             let incoming = TcpIncoming(listener);
             let _ = tonic::transport::Server::builder()
-                .add_service(MetricsServiceServer::new(Sink(received)))
+                .add_service(
+                    MetricsServiceServer::new(Sink(received))
+                        // Collectors forward gzip by default (rotel does).
+                        .accept_compressed(tonic::codec::CompressionEncoding::Gzip),
+                )
                 .serve_with_incoming(incoming)
                 .await;
         });
@@ -217,7 +221,11 @@ impl GrpcReceiver {
             });
             let incoming = tonic::codegen::tokio_stream::wrappers::ReceiverStream::new(rx);
             let _ = tonic::transport::Server::builder()
-                .add_service(MetricsServiceServer::new(Sink(received)))
+                .add_service(
+                    MetricsServiceServer::new(Sink(received))
+                        // Collectors forward gzip by default (rotel does).
+                        .accept_compressed(tonic::codec::CompressionEncoding::Gzip),
+                )
                 .serve_with_incoming(incoming)
                 .await;
         });

@@ -199,10 +199,11 @@ fn readme_and_guide_rust_blocks_are_all_compiled() {
             in_readme = fences.len();
         }
         // `ignore` is not compiled at all; `no_run` is compiled and not run
-        // (for snippets that serve or export).
+        // (for snippets that serve or export); `should_panic` is run and
+        // must panic (for a mistake a test is meant to catch).
         for fence in fences {
             assert!(
-                fence == "```rust" || fence == "```rust,no_run",
+                fence == "```rust" || fence == "```rust,no_run" || fence == "```rust,should_panic",
                 "{}: block `{fence}` would not be compiled",
                 page.display()
             );

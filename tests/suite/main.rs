@@ -82,5 +82,6 @@ mod start_at_zero;
 #[cfg(feature = "testing")]
 mod testing;
 mod top_e2e;
+mod training_e2e;
 mod ui_pass;
 mod warnings;

@@ -114,7 +114,6 @@ fn queries_sum_the_points_that_carry_every_pair() {
 #[test]
 fn no_such_point_is_none() {
     let capture = recorded();
-    assert_eq!(capture.sum("app.rollout.started", &[]), None);
     assert_eq!(
         capture.sum(
             "app.rollout.finished",
@@ -122,14 +121,92 @@ fn no_such_point_is_none() {
         ),
         None
     );
-    assert_eq!(
-        capture.sum("app.rollout.finished", &[("no.such.key", "x")]),
-        None
+    // An instrument built and never recorded has nothing.
+    let empty = Capture::new();
+    empty
+        .meter()
+        .f64_histogram("app.rollout.duration")
+        .with_unit("s")
+        .build();
+    assert_eq!(empty.count("app.rollout.duration", &[]), None);
+    // Every instrument of a set is built on its first record: a field never
+    // set reads as nothing recorded, not as a typo.
+    let capture = Capture::new();
+    Rollouts::default().queued(1).record(capture.meter());
+    assert_eq!(capture.sum("app.rollout.finished", &[]), None);
+    assert_eq!(capture.names(), ["app.rollout.queued"]);
+}
+
+/// Runs `query`, which must panic, and returns where and what it said.
+fn panic_of(query: impl FnOnce()) -> (String, u32, String) {
+    let said = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let keep = std::sync::Arc::clone(&said);
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .cloned()
+            .unwrap_or_default();
+        let location = info.location().unwrap();
+        *keep.lock().unwrap() = Some((location.file().to_owned(), location.line(), message));
+    }));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(query));
+    let _ = std::panic::take_hook();
+    assert!(result.is_err(), "the query did not panic");
+    let said = said.lock().unwrap().take();
+    said.expect("the panic hook saw the panic")
+}
+
+#[test]
+fn a_misspelled_name_or_key_fails_at_the_tests_own_line_with_what_there_is() {
+    // The panic hook is the process's: this test needs a process of its own.
+    crate::support::own_process!(
+        a_misspelled_name_or_key_fails_at_the_tests_own_line_with_what_there_is
     );
+    let capture = recorded();
+    let line = line!() + 2;
+    let (file, at, message) = panic_of(|| {
+        let _ = capture.sum("app.rollout.finishd", &[]);
+    });
+    assert_eq!((file.as_str(), at), (file!(), line));
+    assert_eq!(
+        message,
+        "the capture has no instrument named `app.rollout.finishd` (none was created on its \
+         meter, or it is an observable that has reported nothing) (did you mean \
+         `app.rollout.finished`?); it has: app.rollout.duration, app.rollout.finished, \
+         app.rollout.queued, app.rollout.running"
+    );
+
+    let line = line!() + 2;
+    let (file, at, message) = panic_of(|| {
+        let _ = capture.count("app.rollout.duration", &[("app.rollout.outcom", "success")]);
+    });
+    assert_eq!((file.as_str(), at), (file!(), line));
+    assert_eq!(
+        message,
+        "no series of `app.rollout.duration` carries the attribute `app.rollout.outcom` (did \
+         you mean `app.rollout.outcome`?); its series carry: app.env, app.rollout.outcome, \
+         server.port (to assert that no series carries it, read \
+         capture.attribute_sets(\"app.rollout.duration\"))"
+    );
+
     // The Prometheus name is not the instrument's name.
-    assert_eq!(capture.sum("app_rollout_finished_total", &[]), None);
-    // An empty capture has nothing.
-    assert_eq!(Capture::new().count("app.rollout.duration", &[]), None);
+    let (_, _, message) = panic_of(|| {
+        let _ = capture.sum("app_rollout_finished_total", &[]);
+    });
+    assert!(
+        message.contains("no instrument named `app_rollout_finished_total`"),
+        "{message}"
+    );
+    let line = line!() + 2;
+    let (file, at, message) = panic_of(|| {
+        let _ = capture.last_value("app.rollout.finished", &[]);
+    });
+    assert_eq!((file.as_str(), at), (file!(), line));
+    assert_eq!(
+        message,
+        "`app.rollout.finished` is a counter or up-down counter: read it with sum, not last_value"
+    );
 }
 
 #[test]
@@ -148,7 +225,7 @@ fn each_query_collects_anew() {
 }
 
 #[test]
-#[should_panic(expected = "app.rollout.queued is a gauge: read it with last_value")]
+#[should_panic(expected = "`app.rollout.queued` is a gauge: read it with last_value, not sum")]
 fn a_query_of_the_wrong_kind_names_the_right_one() {
     recorded().sum("app.rollout.queued", &[]);
 }

@@ -155,6 +155,15 @@ fn build_one(meter: &Meter, spec: &MetricSpec, attributes: &Arc<SpecAttributes>)
             });
         }
     };
+    if matches!(
+        spec.kind,
+        MetricKind::ObservableGauge
+            | MetricKind::ObservableCounter
+            | MetricKind::ObservableUpDownCounter
+    ) && let Some(registry) = meter.registry()
+    {
+        registry.declare_observable(&name);
+    }
     match spec.kind {
         MetricKind::Gauge => Built::Gauge(
             meter

@@ -48,6 +48,9 @@ pub struct Registry {
     instruments: Mutex<Instruments>,
     gathering: Mutex<Gathering>,
     holders: Mutex<Vec<Weak<dyn Holder>>>,
+    /// Names of the observable instruments built on a meter of this
+    /// registry, which the SDK holds.
+    observables: Mutex<Vec<String>>,
 }
 
 #[derive(Default)]
@@ -90,6 +93,7 @@ impl Registry {
             instruments: Mutex::default(),
             gathering: Mutex::default(),
             holders: Mutex::default(),
+            observables: Mutex::default(),
         })
     }
 
@@ -374,6 +378,42 @@ impl Registry {
             scope: source.scope().clone(),
             families,
             text: Vec::new(),
+        }
+    }
+
+    /// The names of the instruments built on a meter of this registry (the
+    /// owned ones, then the observables
+    /// [declared](Self::declare_observable)), in the order they were built:
+    /// those never recorded too, which a reading leaves out.
+    pub fn instrument_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .instruments
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .in_order
+            .iter()
+            .map(|instrument| instrument.name().to_owned())
+            .collect();
+        names.extend(
+            self.observables
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .iter()
+                .cloned(),
+        );
+        names
+    }
+
+    /// Notes an observable instrument built on a meter of this registry
+    /// (the SDK holds it, so the registry would not know its name), for
+    /// [`instrument_names`](Self::instrument_names).
+    pub fn declare_observable(&self, name: &str) {
+        let mut observables = self
+            .observables
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if !observables.iter().any(|known| known == name) {
+            observables.push(name.to_owned());
         }
     }
 

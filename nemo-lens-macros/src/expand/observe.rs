@@ -137,9 +137,17 @@ fn observable(instrument: &Instrument, callback: TokenStream) -> TokenStream {
         quote!(.with_unit(#unit))
     });
     quote! {
-        meter.otel().#method(#name).with_description(#description)#unit
-            .with_callback(#callback)
-            .build()
+        {
+            let __built = meter.otel().#method(#name).with_description(#description)#unit
+                .with_callback(#callback)
+                .build();
+            // The SDK holds observables: readers that list the meter's
+            // instruments learn their names here.
+            if let ::core::option::Option::Some(__registry) = meter.registry() {
+                __registry.declare_observable(#name);
+            }
+            __built
+        }
     }
 }
 

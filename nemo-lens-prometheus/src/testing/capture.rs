@@ -20,6 +20,7 @@ use nemo_lens_core::exemplar::Exemplar;
 use nemo_lens_core::owned::{GatheredScope, OwnedMetric, OwnedScope, Registry};
 use nemo_lens_core::{histogram_view, HistogramAggregation, Meter, PrometheusResourceLabels};
 
+use super::lookup::{self, Query};
 use crate::exposition::{families, text};
 
 /// The scope name of the capture's meter: the one `setup_telemetry` uses,
@@ -40,14 +41,36 @@ const SCOPE: &str = "nemo.lens";
 /// 8000, `"true"` the boolean. A point matches when it carries every pair
 /// given; `&[]` matches every point. The values of all matching points are
 /// added up, so a filter that leaves some attributes out sums over them.
-/// `None` means no point of that instrument matched.
+/// `None` means the instrument exists and no point of it matched.
 ///
 /// # Panics
 ///
-/// A query of the wrong kind for the instrument panics with the query to use
-/// instead: [`last_value`](Capture::last_value) reads gauges,
-/// [`sum`](Capture::sum) counters, up-down counters and histograms,
-/// [`count`](Capture::count) histograms.
+/// So that a test cannot pass for the wrong reason, a query fails at the
+/// test's own line (the queries are `#[track_caller]`) when:
+/// - no instrument of that name was created on the capture's meter (a
+///   misspelled name would otherwise read as "never recorded"): the message
+///   lists the names it has and the closest one;
+/// - the instrument has series and none carries an attribute key the
+///   filter names (a misspelled key): the message lists the keys it has;
+/// - the query is of the wrong kind for the instrument: the message names
+///   the one to call. [`last_value`](Capture::last_value) reads gauges,
+///   [`sum`](Capture::sum) counters, up-down counters and histograms,
+///   [`count`](Capture::count) histograms.
+///
+/// To assert that an instrument recorded nothing at all, or that no series
+/// carries some attribute, read [`names`](Capture::names) or
+/// [`attribute_sets`](Capture::attribute_sets).
+///
+/// ```should_panic
+/// use nemo_lens::instruments::rl::RlMetrics;
+/// use nemo_lens::testing::Capture;
+/// use nemo_lens::Instruments;
+///
+/// let capture = Capture::new();
+/// RlMetrics::default().reward_mean(0.5).record(capture.meter());
+/// // Panics: the capture has no instrument named `rl.reward.men` ... (did you mean `rl.reward.mean`?)
+/// capture.last_value("rl.reward.men", &[]);
+/// ```
 pub struct Capture {
     // Kept so the provider lives as long as the capture, whoever holds the
     // meter's clones.
@@ -171,9 +194,14 @@ impl Capture {
     ///
     /// # Panics
     ///
-    /// When `name` is not a gauge.
+    /// When `name` is not a gauge, or as the [type's docs](Capture#panics)
+    /// say.
+    #[track_caller]
     pub fn last_value(&self, name: &str, attributes: &[(&str, &str)]) -> Option<f64> {
-        self.query(name, attributes, Query::LastValue)
+        match self.query(name, attributes, Query::LastValue) {
+            Ok(value) => value,
+            Err(message) => panic!("{message}"),
+        }
     }
 
     /// The total of the counter or up-down counter `name`, or the sum of the
@@ -182,9 +210,13 @@ impl Capture {
     ///
     /// # Panics
     ///
-    /// When `name` is a gauge.
+    /// When `name` is a gauge, or as the [type's docs](Capture#panics) say.
+    #[track_caller]
     pub fn sum(&self, name: &str, attributes: &[(&str, &str)]) -> Option<f64> {
-        self.query(name, attributes, Query::Sum)
+        match self.query(name, attributes, Query::Sum) {
+            Ok(value) => value,
+            Err(message) => panic!("{message}"),
+        }
     }
 
     /// How many values the histogram `name` recorded, over its points
@@ -192,11 +224,15 @@ impl Capture {
     ///
     /// # Panics
     ///
-    /// When `name` is not a histogram.
+    /// When `name` is not a histogram, or as the [type's docs](Capture#panics)
+    /// say.
+    #[track_caller]
     pub fn count(&self, name: &str, attributes: &[(&str, &str)]) -> Option<u64> {
         // Counts are whole numbers, added up exactly below 2^53.
-        self.query(name, attributes, Query::Count)
-            .map(|count| count as u64)
+        match self.query(name, attributes, Query::Count) {
+            Ok(count) => count.map(|count| count as u64),
+            Err(message) => panic!("{message}"),
+        }
     }
 
     /// The attributes of each point (each series) of the instrument `name`:
@@ -228,8 +264,12 @@ impl Capture {
     ///     [vec![], vec![("server.port".to_owned(), "8000".to_owned())]]
     /// );
     /// ```
+    #[track_caller]
     pub fn attribute_sets(&self, name: &str) -> Vec<Vec<(String, String)>> {
         let (collected, owned) = self.collect();
+        if let Err(message) = self.check_name(name, &collected, &owned) {
+            panic!("{message}");
+        }
         let mut sets = Vec::new();
         for metric in owned_metrics(&owned, name) {
             sets.extend(metric.totals().into_iter().map(|(attributes, _, _)| {
@@ -316,8 +356,12 @@ impl Capture {
 
     /// The exemplars of the histogram `name` over its series matching
     /// `attributes`, oldest first within each series.
+    #[track_caller]
     pub fn exemplars(&self, name: &str, attributes: &[(&str, &str)]) -> Vec<Exemplar> {
-        let (_, owned) = self.collect();
+        let (collected, owned) = self.collect();
+        if let Err(message) = self.check_name(name, &collected, &owned) {
+            panic!("{message}");
+        }
         let mut found = Vec::new();
         for metric in owned_metrics(&owned, name) {
             for (point, exemplars) in metric.exemplars() {
@@ -349,39 +393,116 @@ impl Capture {
         (collected, self.registry.collect(false))
     }
 
-    fn query(&self, name: &str, attributes: &[(&str, &str)], query: Query) -> Option<f64> {
+    /// The instruments the capture knows: every owned one built on its
+    /// meter (recorded or not) and every SDK one that reported a point.
+    fn known_names(&self, collected: &ResourceMetrics, owned: &[OwnedScope]) -> Vec<String> {
+        let mut names = self.registry.instrument_names();
+        names.extend(
+            owned
+                .iter()
+                .flat_map(|scope| &scope.metrics)
+                .map(|metric| metric.name.clone()),
+        );
+        for scope in collected.scope_metrics() {
+            names.extend(scope.metrics().map(|metric| metric.name().to_owned()));
+        }
+        names.sort();
+        names.dedup();
+        names
+    }
+
+    /// `Err` with the names the capture has when it has no instrument
+    /// `name`.
+    fn check_name(
+        &self,
+        name: &str,
+        collected: &ResourceMetrics,
+        owned: &[OwnedScope],
+    ) -> Result<(), String> {
+        let known = self.known_names(collected, owned);
+        if known.iter().any(|known| known == name) {
+            return Ok(());
+        }
+        Err(lookup::unknown_name(name, &known))
+    }
+
+    fn query(
+        &self,
+        name: &str,
+        attributes: &[(&str, &str)],
+        query: Query,
+    ) -> Result<Option<f64>, String> {
         let (collected, owned) = self.collect();
-        let mut total: Option<f64> = None;
+        self.check_name(name, &collected, &owned)?;
+        let mut found = Found::default();
         for metric in owned_metrics(&owned, name) {
             if let Query::LastValue = query {
-                panic!("{name} is a histogram: read it with count or sum, not {query:?}");
+                return Err(lookup::wrong_kind(
+                    name,
+                    "a histogram",
+                    "count or sum",
+                    query,
+                ));
             }
             for (point, count, sum) in metric.totals() {
-                if carries(&mut point.iter(), attributes) {
-                    *total.get_or_insert(0.0) += match query {
-                        Query::Count => count as f64,
-                        _ => sum,
-                    };
-                }
+                found.point(point.iter(), attributes, || match query {
+                    Query::Count => count as f64,
+                    _ => sum,
+                });
             }
         }
         for scope in collected.scope_metrics() {
             for metric in scope.metrics().filter(|m| m.name() == name) {
-                let values = match metric.data() {
-                    AggregatedMetrics::F64(data) => matching(name, data, attributes, query, |v| v),
+                match metric.data() {
+                    AggregatedMetrics::F64(data) => {
+                        matching(name, data, attributes, query, |v| v, &mut found)
+                    }
                     AggregatedMetrics::U64(data) => {
-                        matching(name, data, attributes, query, |v| v as f64)
+                        matching(name, data, attributes, query, |v| v as f64, &mut found)
                     }
                     AggregatedMetrics::I64(data) => {
-                        matching(name, data, attributes, query, |v| v as f64)
+                        matching(name, data, attributes, query, |v| v as f64, &mut found)
                     }
-                };
-                for value in values {
-                    *total.get_or_insert(0.0) += value;
-                }
+                }?;
             }
         }
-        total
+        found.check_keys(name, attributes)?;
+        Ok(found.total)
+    }
+}
+
+/// What a query found over the points of one instrument: the total of the
+/// matching ones, and every attribute key any point carries.
+#[derive(Default)]
+struct Found {
+    total: Option<f64>,
+    points: usize,
+    keys: std::collections::BTreeSet<String>,
+}
+
+impl Found {
+    fn point<'a>(
+        &mut self,
+        point: impl Iterator<Item = &'a KeyValue>,
+        wanted: &[(&str, &str)],
+        value: impl FnOnce() -> f64,
+    ) {
+        let point: Vec<&KeyValue> = point.collect();
+        self.points += 1;
+        self.keys
+            .extend(point.iter().map(|kv| kv.key.as_str().to_owned()));
+        if carries(&mut point.into_iter(), wanted) {
+            *self.total.get_or_insert(0.0) += value();
+        }
+    }
+
+    /// `Err` naming the keys there are when the instrument has series and
+    /// none carries a key of the filter.
+    fn check_keys(&self, name: &str, wanted: &[(&str, &str)]) -> Result<(), String> {
+        match wanted.iter().find(|(key, _)| !self.keys.contains(*key)) {
+            Some((key, _)) if self.points > 0 => Err(lookup::unknown_key(name, key, &self.keys)),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -399,13 +520,6 @@ impl fmt::Debug for Capture {
     }
 }
 
-#[derive(Debug, Clone, Copy)]
-enum Query {
-    LastValue,
-    Sum,
-    Count,
-}
-
 /// The owned instruments called `name`.
 fn owned_metrics<'a>(
     owned: &'a [OwnedScope],
@@ -417,52 +531,64 @@ fn owned_metrics<'a>(
         .filter(move |metric| metric.name == name)
 }
 
-/// The values `query` reads from the points of `data` that carry every
-/// pair of `attributes`.
+/// Adds to `found` the values `query` reads from the points of `data`;
+/// `Err` when `data` is of a kind `query` does not read.
 fn matching<T: Copy>(
     name: &str,
     data: &MetricData<T>,
     attributes: &[(&str, &str)],
     query: Query,
     as_f64: impl Fn(T) -> f64,
-) -> Vec<f64> {
-    let wrong = |kind: &str, use_instead: &str| -> ! {
-        panic!("{name} is {kind}: read it with {use_instead}, not {query:?}")
-    };
-    let keep = |point: &mut dyn Iterator<Item = &KeyValue>| carries(point, attributes);
+    found: &mut Found,
+) -> Result<(), String> {
     match (data, query) {
-        (MetricData::Gauge(gauge), Query::LastValue) => gauge
-            .data_points()
-            .filter(|p| keep(&mut p.attributes()))
-            .map(|p| as_f64(p.value()))
-            .collect(),
-        (MetricData::Gauge(_), _) => wrong("a gauge", "last_value"),
-        (MetricData::Sum(sum), Query::Sum) => sum
-            .data_points()
-            .filter(|p| keep(&mut p.attributes()))
-            .map(|p| as_f64(p.value()))
-            .collect(),
-        (MetricData::Sum(_), _) => wrong("a counter or up-down counter", "sum"),
-        (MetricData::Histogram(histogram), Query::Sum | Query::Count) => histogram
-            .data_points()
-            .filter(|p| keep(&mut p.attributes()))
-            .map(|p| match query {
-                Query::Count => p.count() as f64,
-                _ => as_f64(p.sum()),
-            })
-            .collect(),
-        (MetricData::ExponentialHistogram(histogram), Query::Sum | Query::Count) => histogram
-            .data_points()
-            .filter(|p| keep(&mut p.attributes()))
-            .map(|p| match query {
-                Query::Count => p.count() as f64,
-                _ => as_f64(p.sum()),
-            })
-            .collect(),
+        (MetricData::Gauge(gauge), Query::LastValue) => {
+            for p in gauge.data_points() {
+                found.point(p.attributes(), attributes, || as_f64(p.value()));
+            }
+        }
+        (MetricData::Gauge(_), _) => {
+            return Err(lookup::wrong_kind(name, "a gauge", "last_value", query))
+        }
+        (MetricData::Sum(sum), Query::Sum) => {
+            for p in sum.data_points() {
+                found.point(p.attributes(), attributes, || as_f64(p.value()));
+            }
+        }
+        (MetricData::Sum(_), _) => {
+            return Err(lookup::wrong_kind(
+                name,
+                "a counter or up-down counter",
+                "sum",
+                query,
+            ))
+        }
+        (MetricData::Histogram(histogram), Query::Sum | Query::Count) => {
+            for p in histogram.data_points() {
+                found.point(p.attributes(), attributes, || match query {
+                    Query::Count => p.count() as f64,
+                    _ => as_f64(p.sum()),
+                });
+            }
+        }
+        (MetricData::ExponentialHistogram(histogram), Query::Sum | Query::Count) => {
+            for p in histogram.data_points() {
+                found.point(p.attributes(), attributes, || match query {
+                    Query::Count => p.count() as f64,
+                    _ => as_f64(p.sum()),
+                });
+            }
+        }
         (MetricData::Histogram(_) | MetricData::ExponentialHistogram(_), _) => {
-            wrong("a histogram", "count or sum")
+            return Err(lookup::wrong_kind(
+                name,
+                "a histogram",
+                "count or sum",
+                query,
+            ))
         }
     }
+    Ok(())
 }
 
 /// Pushes the attributes of each point of `data` onto `sets`, sorted by key.

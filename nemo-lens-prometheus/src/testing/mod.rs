@@ -47,8 +47,8 @@
 //! assert_eq!(capture.count("app.rollout.duration", &[]), Some(2));
 //! assert_eq!(capture.sum("app.rollout.duration", &failed), Some(4.0));
 //! assert_eq!(capture.last_value("app.rollout.queued", &[]), Some(3.0));
-//! // No such instrument, or no point with that attribute.
-//! assert_eq!(capture.sum("app.rollout.started", &[]), None);
+//! // No point with that attribute value. (A name or attribute key the
+//! // capture has never seen panics instead, listing what it has.)
 //! assert_eq!(capture.sum("app.rollout.finished", &[("app.rollout.outcome", "timeout")]), None);
 //! ```
 //!
@@ -104,6 +104,7 @@ mod clock;
 mod declared;
 #[cfg(test)]
 mod expiry_tests;
+mod lookup;
 
 pub use capture::Capture;
 pub use clock::ManualClock;

@@ -132,6 +132,10 @@ pub struct NemoLensConfig {
     /// `OTEL_EXPORTER_PROMETHEUS_HOST` and `OTEL_EXPORTER_PROMETHEUS_PORT`
     /// (default `127.0.0.1:9464`: loopback unless a host is asked for).
     pub prometheus_addr: SocketAddr,
+    /// `NEMO_LENS_PROMETHEUS_PORT_PER_LOCAL_RANK` (default off): each rank
+    /// serves on the port plus its local rank (`LOCAL_RANK`,
+    /// `SLURM_LOCALID`, ...), so the ranks of one host do not share a port.
+    pub prometheus_port_per_local_rank: bool,
     /// `NEMO_LENS_PROMETHEUS_RESOURCE_LABELS`: `all`, `none` or a list of
     /// keys (default `service.name,service.instance.id,nemo.run.id,dl.rank`):
     /// the resource attributes the Prometheus endpoint puts on every series.
@@ -231,6 +235,7 @@ impl Default for NemoLensConfig {
             resource_attributes: Vec::new(),
             deployment_environment: None,
             prometheus_addr: SocketAddr::from(([127, 0, 0, 1], 9464)),
+            prometheus_port_per_local_rank: false,
             prometheus_resource_labels: PrometheusResourceLabels::default(),
             semconv_opt_in: SemconvOptIn::none(),
             histogram_aggregation: HistogramAggregation::ExplicitBucket,
@@ -377,6 +382,9 @@ impl NemoLensConfig {
                 _ => parse_number(&var, &v, "an IP address such as 127.0.0.1 or localhost")?,
             };
             config.prometheus_addr.set_ip(ip);
+        }
+        if let Some((var, v)) = reader.prefixed("PROMETHEUS_PORT_PER_LOCAL_RANK") {
+            config.prometheus_port_per_local_rank = parse_bool(&var, &v)?;
         }
         if let Some((var, v)) = reader.prefixed("PROMETHEUS_RESOURCE_LABELS") {
             config.prometheus_resource_labels = PrometheusResourceLabels::parse(&var, &v)?;

@@ -3,6 +3,7 @@
 use std::net::SocketAddr;
 
 use super::env::ConfigError;
+use super::launcher::LauncherError;
 use crate::ExporterError;
 
 /// Why telemetry could not be set up.
@@ -16,6 +17,10 @@ pub enum SetupError {
     /// A configuration value was invalid.
     #[error(transparent)]
     Config(#[from] ConfigError),
+    /// The rank was asked of the launcher, and its variables are missing or
+    /// invalid.
+    #[error(transparent)]
+    Launcher(#[from] LauncherError),
     /// Telemetry was already set up in this process.
     #[error(
         "nemo-lens telemetry is already set up in this process; call \
@@ -81,7 +86,8 @@ fn bind_hint(error: &std::io::Error) -> &'static str {
     match error.kind() {
         std::io::ErrorKind::AddrInUse => {
             ": the port is in use (another process, or another rank on this host); set \
-             OTEL_EXPORTER_PROMETHEUS_PORT to a free port, or 0 for any"
+             OTEL_EXPORTER_PROMETHEUS_PORT to a free port, or 0 for any, or \
+             NEMO_LENS_PROMETHEUS_PORT_PER_LOCAL_RANK=true for one port per rank on this host"
         }
         std::io::ErrorKind::PermissionDenied => {
             ": permission denied; set OTEL_EXPORTER_PROMETHEUS_PORT to a port above 1023"

@@ -23,8 +23,9 @@ pub enum ShutdownError {
     /// The final export did not finish within the shutdown timeout (for
     /// example a receiver that accepts connections and never answers).
     #[error(
-        "telemetry shutdown: the final export to {endpoint} did not finish within {timeout:?} \
-         ({failed_exports} failed exports since setup)"
+        "telemetry shutdown: the final export{} to {endpoint} did not finish within {timeout:?} \
+         ({failed_exports} failed exports since setup)",
+        of_points(*points)
     )]
     ExportTimeout {
         /// Where the export went.
@@ -33,11 +34,16 @@ pub enum ShutdownError {
         timeout: Duration,
         /// Exports that failed since setup.
         failed_exports: u64,
+        /// The data points the final export carried, when known: what the
+        /// receiver may never get.
+        points: Option<usize>,
     },
-    /// The final export failed (for example an unreachable receiver).
+    /// The final export failed (for example an unreachable receiver): what
+    /// it carried is lost.
     #[error(
-        "telemetry shutdown: the final export to {endpoint} failed: {error} \
-         ({failed_exports} failed exports since setup)"
+        "telemetry shutdown: the final export{} to {endpoint} failed, so they are lost: {error} \
+         ({failed_exports} failed exports since setup)",
+        of_points(*points)
     )]
     Export {
         /// Where the export went.
@@ -46,7 +52,18 @@ pub enum ShutdownError {
         error: String,
         /// Exports that failed since setup, the final one included.
         failed_exports: u64,
+        /// The data points the final export carried, when known.
+        points: Option<usize>,
     },
+}
+
+/// ` of N data points`, when the exporter said how many.
+fn of_points(points: Option<usize>) -> String {
+    match points {
+        Some(1) => " of 1 data point".to_owned(),
+        Some(n) => format!(" of {n} data points"),
+        None => String::new(),
+    }
 }
 
 /// Telemetry for this process: the meter to record on and the pipeline
@@ -217,12 +234,14 @@ impl Active {
                 endpoint: report.endpoint().to_owned(),
                 error: report.last_error().unwrap_or(sdk),
                 failed_exports: report.failed_exports(),
+                points: report.lost_points(),
             }),
             (Err(ShutdownError::Timeout(timeout)), Some(report)) => {
                 Err(ShutdownError::ExportTimeout {
                     endpoint: report.endpoint().to_owned(),
                     timeout,
                     failed_exports: report.failed_exports(),
+                    points: report.sending_points(),
                 })
             }
             (result, _) => result,

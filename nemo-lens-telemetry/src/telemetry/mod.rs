@@ -4,12 +4,15 @@
 //! ```no_run
 //! use nemo_lens::telemetry::{setup_telemetry, NemoLensConfig};
 //! let config = NemoLensConfig::from_env()?;
-//! let telemetry = setup_telemetry(&config, 0, 1)?;
+//! let telemetry = setup_telemetry(&config, 0, 1)?; // or setup_telemetry_from_launcher(&config)?
 //! if let Some(url) = telemetry.prometheus_url() {
 //!     println!("metrics at {url}");
 //! }
 //! // record on telemetry.meter ...
-//! telemetry.shutdown()?;
+//! // A receiver that is down at the end costs the last export, not the job.
+//! if let Err(e) = telemetry.shutdown() {
+//!     eprintln!("{e}");
+//! }
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
@@ -28,7 +31,7 @@
 //! | `NEMO_LENS_EXPORT_STRATEGY` | `single_rank` | `all_ranks`, `single_rank`, `sampled`, `first_rank_per_node`, or a [registered](register_export_strategy) name |
 //! | `NEMO_LENS_EXPORT_RANK` | -1 | the `single_rank` rank; negative counts from the last |
 //! | `NEMO_LENS_EXPORT_SAMPLE_RATE` | 0.1 | the `sampled` rate, `0..=1` |
-//! | `NEMO_LENS_RUN_ID` | `SLURM_JOB_ID`, else random | `nemo.run.id` |
+//! | `NEMO_LENS_RUN_ID` | the launcher's job ([`JOB_ID_VARIABLES`]: `TORCHELASTIC_RUN_ID` unless `none`, `SLURM_JOB_ID`, `PMIX_NAMESPACE`, `PBS_JOBID`, `LSB_JOBID`), else random (warned about once when the world size is above 1) | `nemo.run.id`, the same on every rank of a job |
 //! | `NEMO_LENS_USER_ID` | none | `nemo.user.id` |
 //! | `OTEL_SDK_DISABLED` | off | switches metrics off |
 //! | `OTEL_SERVICE_NAME` | `nemo` | `service.name` |
@@ -50,7 +53,9 @@
 //! | `OTEL_SEMCONV_STABILITY_OPT_IN` | none | `gen_ai_latest_experimental` (or `/dup`) for the GenAI draft's names; see [`SemconvOptIn`](nemo_lens_core::SemconvOptIn) |
 //! | `NEMO_LENS_PROMETHEUS_RESOURCE_LABELS` | `service.name,service.instance.id,nemo.run.id,dl.rank` | resource attributes on every Prometheus series: `all`, `none` or keys (see [`PrometheusResourceLabels`]) |
 //! | `DEPLOYMENT_ENV`, else `ENVIRONMENT` | none | `deployment.environment` |
-//! | `LOCAL_RANK` | 0 | the `first_rank_per_node` rank within a node |
+//! | `NEMO_LENS_PROMETHEUS_PORT_PER_LOCAL_RANK` | off | each rank serves on `OTEL_EXPORTER_PROMETHEUS_PORT` plus its local rank (one port per rank on a host) |
+//! | `RANK` / `WORLD_SIZE`, `SLURM_PROCID` / `SLURM_NTASKS`, `OMPI_COMM_WORLD_RANK` / `_SIZE`, `PMI_RANK` / `PMI_SIZE` | none | the rank and world size, read by [`setup_telemetry_from_launcher`] and [`JobRank`] |
+//! | `LOCAL_RANK`, else `SLURM_LOCALID`, `OMPI_COMM_WORLD_LOCAL_RANK`, `MPI_LOCALRANKID` | 0 | the rank within a node: `first_rank_per_node`, and the port per local rank |
 //!
 //! A job that exports over OTLP checks every OTLP variable when its
 //! configuration is read (URLs, header names and values, that certificate
@@ -75,6 +80,7 @@ mod config;
 mod env;
 mod error;
 mod handle;
+mod launcher;
 mod options;
 mod otlp_env;
 mod pem;
@@ -82,6 +88,7 @@ mod pipeline;
 mod rank;
 pub mod resource;
 mod resource_labels;
+mod run_id;
 mod setup;
 mod strategy;
 
@@ -90,6 +97,7 @@ pub use config::{ExporterKind, NemoLensConfig, OtlpProtocol, DEFAULT_PREFIX, EXP
 pub use env::{ConfigError, EnvLookup, NamedFile};
 pub use error::SetupError;
 pub use handle::{ShutdownError, TelemetryHandle};
+pub use launcher::{JobRank, Launcher, LauncherError};
 pub use nemo_lens_core::{
     histogram_view, HistogramAggregation, EXPONENTIAL_MAX_SCALE, EXPONENTIAL_MAX_SIZE,
 };
@@ -104,7 +112,8 @@ pub use nemo_lens_otlp::OtlpError;
 pub use nemo_lens_prometheus::PrometheusError;
 pub use options::SetupOptions;
 pub use resource::{K8S_ATTRIBUTES, SLURM_ATTRIBUTES};
-pub use setup::setup_telemetry;
+pub use run_id::JOB_ID_VARIABLES;
+pub use setup::{setup_telemetry, setup_telemetry_from_launcher};
 pub use strategy::{
     register_export_strategy, sampled_rank_selected, ExportStrategy, RankContext, StrategyFn,
 };

@@ -48,6 +48,7 @@ pub struct SetupOptions {
     pub(super) series_idle_timeout: Option<Duration>,
     pub(super) exemplar_filter: Option<nemo_lens_core::ExemplarFilter>,
     pub(super) series_clock: Option<std::sync::Arc<dyn nemo_lens_core::owned::expiry::Clock>>,
+    pub(super) port_per_local_rank: Option<bool>,
 }
 
 impl Default for SetupOptions {
@@ -93,11 +94,13 @@ impl SetupOptions {
             series_idle_timeout: None,
             exemplar_filter: None,
             series_clock: None,
+            port_per_local_rank: None,
         }
     }
 
-    /// Where `LOCAL_RANK`, `SLURM_*`, `K8S_*`, `CUDA_VISIBLE_DEVICES` and
-    /// friends are read from (default: the process environment).
+    /// Where the launcher's variables (`RANK`, `LOCAL_RANK`, `SLURM_*`, ...),
+    /// `K8S_*`, `CUDA_VISIBLE_DEVICES` and friends are read from (default:
+    /// the process environment).
     pub fn env(mut self, env: EnvLookup) -> Self {
         self.env = env;
         self
@@ -347,6 +350,24 @@ impl SetupOptions {
     /// ```
     pub fn exemplar_filter(mut self, filter: nemo_lens_core::ExemplarFilter) -> Self {
         self.exemplar_filter = Some(filter);
+        self
+    }
+
+    /// Whether each rank serves Prometheus on the configured port plus its
+    /// local rank, instead of `NEMO_LENS_PROMETHEUS_PORT_PER_LOCAL_RANK`
+    /// ([`NemoLensConfig::prometheus_port_per_local_rank`](super::NemoLensConfig::prometheus_port_per_local_rank)):
+    /// with `OTEL_EXPORTER_PROMETHEUS_PORT=9464` and four ranks per host,
+    /// local ranks 0 to 3 serve on 9464 to 9467. Port 0 (any free port)
+    /// stays 0.
+    ///
+    /// ```
+    /// use nemo_lens::SetupOptions;
+    ///
+    /// // Every rank of every node exports (NEMO_LENS_EXPORT_STRATEGY=all_ranks).
+    /// let options = SetupOptions::new().prometheus_port_per_local_rank(true);
+    /// ```
+    pub fn prometheus_port_per_local_rank(mut self, per_rank: bool) -> Self {
+        self.port_per_local_rank = Some(per_rank);
         self
     }
 

@@ -58,13 +58,8 @@ pub(super) fn install(
                 let settings = otlp_settings(config);
                 let (feed, pending) = Feed::new(registry, settings.temporality);
                 let report = ExportReport::new(settings.endpoint.clone());
-                let noted = Arc::clone(&report);
-                let built = nemo_lens_otlp::build(
-                    &settings,
-                    pending,
-                    Arc::new(move |cause| noted.note_cause(cause)),
-                )
-                .map_err(crate::ExporterError::from)?;
+                let built = nemo_lens_otlp::build(&settings, pending, report.clone())
+                    .map_err(crate::ExporterError::from)?;
                 if let Some(mut runtime) = built.runtime {
                     pipeline
                         .stoppers

@@ -8,8 +8,8 @@
 //! | anything | `OTEL_RESOURCE_ATTRIBUTES` |
 //! | `service.name` | `OTEL_SERVICE_NAME` (default `nemo`) |
 //! | `service.version` | [`SetupOptions::service_version`](super::SetupOptions::service_version), else `OTEL_RESOURCE_ATTRIBUTES`; unset otherwise (as in Python nemo-lens) |
-//! | `dl.rank`, `dl.world_size` | arguments of `setup_telemetry` |
-//! | `nemo.run.id` | `NEMO_LENS_RUN_ID`, else `SLURM_JOB_ID`, else 12 random hex digits |
+//! | `dl.rank`, `dl.world_size` | the arguments of `setup_telemetry`, or the launcher's variables ([`JobRank`](super::JobRank)) |
+//! | `nemo.run.id` | `NEMO_LENS_RUN_ID`, else the launcher's job: `TORCHELASTIC_RUN_ID` (unless `none`), `SLURM_JOB_ID`, `PMIX_NAMESPACE`, `PBS_JOBID`, `LSB_JOBID`; else 12 random hex digits, with a warning once when the world size is above 1 |
 //! | `service.instance.id` | `{run_id}-rank{rank}` |
 //! | `nemo.user.id` | `NEMO_LENS_USER_ID` |
 //! | `deployment.environment` | `DEPLOYMENT_ENV`, else `ENVIRONMENT` |
@@ -106,21 +106,15 @@ const NVIDIA_SMI_TIMEOUT: Duration = Duration::from_secs(5);
 
 pub(crate) struct ResourceInputs<'a> {
     pub config: &'a NemoLensConfig,
+    /// `nemo.run.id`, resolved once by setup (a random one must be the same
+    /// id setup warned about).
+    pub run_id: &'a str,
     pub env: &'a EnvLookup,
     pub rank: u32,
     pub world_size: u32,
     pub service_version: Option<&'a str>,
     pub extra: &'a [KeyValue],
     pub probe_gpus: bool,
-}
-
-/// The run id: configured, else the Slurm job, else random.
-pub(crate) fn run_id(config: &NemoLensConfig, env: &EnvLookup) -> String {
-    config
-        .run_id
-        .clone()
-        .or_else(|| env.get("SLURM_JOB_ID"))
-        .unwrap_or_else(random_hex_12)
 }
 
 pub(crate) fn build(inputs: &ResourceInputs<'_>) -> Resource {
@@ -139,7 +133,7 @@ pub(crate) fn build(inputs: &ResourceInputs<'_>) -> Resource {
             .map(|(k, v)| KeyValue::new(k.clone(), v.clone())),
     );
 
-    let run_id = run_id(config, env);
+    let run_id = inputs.run_id;
     attrs.push(KeyValue::new("service.name", config.service_name.clone()));
     // No default: nemo-lens's own version would pass for the application's.
     if let Some(version) = inputs.service_version {
@@ -151,7 +145,7 @@ pub(crate) fn build(inputs: &ResourceInputs<'_>) -> Resource {
         "service.instance.id",
         format!("{run_id}-rank{rank}"),
     ));
-    attrs.push(KeyValue::new("nemo.run.id", run_id));
+    attrs.push(KeyValue::new("nemo.run.id", run_id.to_owned()));
     if let Some(user) = &config.user_id {
         attrs.push(KeyValue::new("nemo.user.id", user.clone()));
     }
@@ -262,20 +256,6 @@ fn parse_nvidia_smi_list(listing: &str) -> Vec<(u32, String)> {
         .collect()
 }
 
-fn random_hex_12() -> String {
-    let mut bytes = [0u8; 6];
-    if getrandom::fill(&mut bytes).is_err() {
-        // No OS randomness: the clock and pid still tell runs apart.
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or_default();
-        let mixed = nanos ^ (u128::from(std::process::id()) << 64);
-        bytes.copy_from_slice(&mixed.to_le_bytes()[..6]);
-    }
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -290,6 +270,7 @@ mod tests {
         let config = NemoLensConfig::from_lookup(env.clone()).unwrap();
         build(&ResourceInputs {
             config: &config,
+            run_id: &super::super::run_id::resolve(&config, &env).id,
             env: &env,
             rank: 3,
             world_size: 8,

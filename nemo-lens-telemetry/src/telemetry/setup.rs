@@ -12,11 +12,13 @@ use opentelemetry_sdk::metrics::SdkMeterProvider;
 use super::config::NemoLensConfig;
 use super::error::SetupError;
 use super::handle::{Active, TelemetryHandle};
+use super::launcher::{self, JobRank};
 use super::options::SetupOptions;
 use super::pipeline::{self, Pipeline};
-use super::rank::rank_context;
+use super::rank::{not_exported, rank_context, with_local_port};
 use super::resource::{self, ResourceInputs};
 use super::resource_labels::check_keys;
+use super::run_id;
 use nemo_lens_core::__internal::{meter_with_owned, registry_with, OwnedContext, Streams};
 use nemo_lens_core::owned::Registry;
 use nemo_lens_core::Meter;
@@ -56,15 +58,68 @@ pub fn setup_telemetry(
     SetupOptions::new().setup(config, rank, world_size)
 }
 
+/// Sets up metrics for the rank the process's launcher (torchrun, Slurm,
+/// Open MPI, a PMI launcher) gave it, with default options: see
+/// [`JobRank`] for the variables read and [`SetupOptions::setup_from_launcher`].
+///
+/// ```no_run
+/// use nemo_lens::telemetry::{setup_telemetry_from_launcher, NemoLensConfig};
+///
+/// // torchrun --nproc-per-node 4 trainer: each worker finds its own rank.
+/// let telemetry = setup_telemetry_from_launcher(&NemoLensConfig::from_env()?)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn setup_telemetry_from_launcher(
+    config: &NemoLensConfig,
+) -> Result<TelemetryHandle, SetupError> {
+    SetupOptions::new().setup_from_launcher(config)
+}
+
 impl SetupOptions {
     /// Sets up telemetry for `rank` of `world_size`; see [`setup_telemetry`].
+    /// The rank within the node, which `first_rank_per_node` decides on and
+    /// [`prometheus_port_per_local_rank`](Self::prometheus_port_per_local_rank)
+    /// adds to the port, is the first set of `LOCAL_RANK`, `SLURM_LOCALID`,
+    /// `OMPI_COMM_WORLD_LOCAL_RANK`, `MPI_LOCALRANKID` (else 0).
     pub fn setup(
         self,
         config: &NemoLensConfig,
         rank: u32,
         world_size: u32,
     ) -> Result<TelemetryHandle, SetupError> {
-        setup(config, rank, world_size, self)
+        self.setup_job(config, JobRank::new(rank, world_size))
+    }
+
+    /// Sets up telemetry for `job`: read from the launcher with
+    /// [`JobRank::from_env`], or [`JobRank::SINGLE`] for a process started by
+    /// hand. A job without a [`launcher`](JobRank::launcher) takes its local
+    /// rank from the environment, as [`setup`](Self::setup) does.
+    ///
+    /// ```no_run
+    /// use nemo_lens::telemetry::{EnvLookup, JobRank, NemoLensConfig, SetupOptions};
+    ///
+    /// // Under torchrun, srun or mpirun its rank; run by hand, rank 0 of 1.
+    /// let job = JobRank::detect(&EnvLookup::process())?.unwrap_or(JobRank::SINGLE);
+    /// let telemetry = SetupOptions::new().setup_job(&NemoLensConfig::from_env()?, job)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn setup_job(
+        self,
+        config: &NemoLensConfig,
+        job: JobRank,
+    ) -> Result<TelemetryHandle, SetupError> {
+        setup(config, job, self)
+    }
+
+    /// Sets up telemetry for the rank the launcher gave this process, read
+    /// from this builder's [`env`](Self::env) with [`JobRank::from_lookup`]:
+    /// an error naming the variables when no launcher set them.
+    pub fn setup_from_launcher(
+        self,
+        config: &NemoLensConfig,
+    ) -> Result<TelemetryHandle, SetupError> {
+        let job = JobRank::from_lookup(&self.env)?;
+        self.setup_job(config, job)
     }
 }
 
@@ -73,10 +128,12 @@ static CURRENT: Mutex<Option<Weak<Active>>> = Mutex::new(None);
 
 fn setup(
     config: &NemoLensConfig,
-    rank: u32,
-    world_size: u32,
+    job: JobRank,
     options: SetupOptions,
 ) -> Result<TelemetryHandle, SetupError> {
+    let JobRank {
+        rank, world_size, ..
+    } = job;
     if world_size == 0 || rank >= world_size {
         return Err(SetupError::InvalidRank { rank, world_size });
     }
@@ -94,7 +151,11 @@ fn setup(
         }
         return Ok(TelemetryHandle::idle(inactive_reason(config)));
     }
-    let ctx = rank_context(config, &options.env, rank, world_size)?;
+    let (local_rank, local_rank_variable) = match job.launcher {
+        Some(launcher) => (job.local_rank, Some(launcher.local_rank_variable())),
+        None => launcher::local_rank(&options.env)?,
+    };
+    let ctx = rank_context(config, local_rank, rank, world_size)?;
 
     // Hold the process-wide slot while building, so two racing setups cannot
     // both succeed; it is only marked taken once setup succeeds, so a failed
@@ -112,17 +173,20 @@ fn setup(
     if !config.export_strategy.should_export(&ctx) {
         // A non-exporting rank still counts as set up, as on exporting ranks.
         *current = Some(Weak::new());
-        return Ok(TelemetryHandle::idle(format!(
-            "nemo-lens telemetry is not exported from rank {rank} of {world_size}: \
-             NEMO_LENS_EXPORT_STRATEGY={} selects other ranks (set \
-             NEMO_LENS_EXPORT_STRATEGY=all_ranks, or NEMO_LENS_EXPORT_RANK={rank} with \
-             single_rank, to export from this one)",
-            config.export_strategy.name()
+        return Ok(TelemetryHandle::idle(not_exported(
+            config,
+            &ctx,
+            local_rank_variable,
         )));
     }
+    let run_id = run_id::resolve(config, &options.env);
+    run_id::warn_if_alone(config, &run_id, rank, world_size);
+    let moved = with_local_port(config, options.port_per_local_rank, local_rank)?;
+    let config: &NemoLensConfig = &moved;
 
     let resource = resource::build(&ResourceInputs {
         config,
+        run_id: &run_id.id,
         env: &options.env,
         rank,
         world_size,

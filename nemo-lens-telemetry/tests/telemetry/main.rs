@@ -11,6 +11,7 @@ use nemo_lens_test_support as support;
 #[cfg(all(feature = "prometheus", feature = "testing"))]
 mod exemplars;
 mod first_run;
+mod launcher;
 #[cfg(feature = "otlp-tls")]
 mod metrics_bridge_otlp;
 #[cfg(feature = "otlp")]

@@ -219,14 +219,15 @@ fn busy_port_is_an_error_naming_the_address() {
         format!(
             "cannot serve Prometheus metrics on 127.0.0.1:{port}: the port is in use (another \
              process, or another rank on this host); set OTEL_EXPORTER_PROMETHEUS_PORT to a free \
-             port, or 0 for any"
+             port, or 0 for any, or NEMO_LENS_PROMETHEUS_PORT_PER_LOCAL_RANK=true for one port \
+             per rank on this host"
         )
     );
     // The OS error once, from source(), and in Debug after the message.
     let source = std::error::Error::source(&err).unwrap().to_string();
     assert!(!err.to_string().contains(&source));
     assert!(
-        format!("{err:?}").ends_with(&format!("for any: {source}")),
+        format!("{err:?}").ends_with(&format!("on this host: {source}")),
         "{err:?}"
     );
 }

@@ -29,7 +29,7 @@ fn config(pairs: &[(&str, &str)]) -> NemoLensConfig {
     NemoLensConfig::from_lookup(EnvLookup::from_pairs(all)).unwrap()
 }
 
-fn options(env: &[(&str, &str)]) -> SetupOptions {
+pub(crate) fn options(env: &[(&str, &str)]) -> SetupOptions {
     SetupOptions::new()
         .env(EnvLookup::from_pairs(env.iter().copied()))
         .allow_reinit(true)
@@ -82,7 +82,8 @@ fn a_rank_that_does_not_export_says_which_variable_selects_it() {
         handle.why_not_exporting(),
         Some(
             "nemo-lens telemetry is not exported from rank 0 of 4: \
-             NEMO_LENS_EXPORT_STRATEGY=single_rank selects other ranks (set \
+             NEMO_LENS_EXPORT_STRATEGY=single_rank selects other ranks \
+             (NEMO_LENS_EXPORT_RANK=-1 picks rank 3) (set \
              NEMO_LENS_EXPORT_STRATEGY=all_ranks, or NEMO_LENS_EXPORT_RANK=0 with single_rank, \
              to export from this one)"
         )
@@ -435,7 +436,7 @@ fn shutdown_is_idempotent_and_drop_flushes() {
 /// A reader the test keeps a handle to, as nemo-lens tests pass
 /// `metric_reader=InMemoryMetricReader()`.
 #[derive(Debug, Clone)]
-struct SharedReader(Arc<ManualReader>);
+pub(crate) struct SharedReader(pub(crate) Arc<ManualReader>);
 
 impl MetricReader for SharedReader {
     fn register_pipeline(&self, pipeline: Weak<Pipeline>) {
