@@ -13,6 +13,8 @@ python3 scripts/bench_report.py "$raw"
 cargo bench --features metrics-bridge --bench metrics_bridge 2>/dev/null
 # A scrape of 10,000 bridged series against each crate's own encoder.
 cargo bench --features prometheus-crate-bridge,prometheus-client-bridge --bench registry_bridge 2>/dev/null
+# One scrape plain and over TLS with basic auth.
+cargo bench --features prometheus-tls --bench scrape_tls 2>/dev/null
 echo "## Exemplars"
 cargo bench --bench exemplars 2>/dev/null
 echo "scripts/bench.sh: $((SECONDS - started)) s" >&2

@@ -14,6 +14,8 @@
 #  - exemplars: the example server's sampled requests on its latency
 #    buckets in Prometheus 2.42 (OpenMetrics and protobuf) and over OTLP
 #    (exemplars_e2e);
+#  - Prometheus scraping the demo over TLS with basic auth and client
+#    certificates, the web configuration changed under it (web_config_e2e);
 #  - a training job's ranks as torchrun and Slurm start them (the demo, four
 #    at a time): one run over OTLP through rotel, one port per rank scraped
 #    by Prometheus, a collector down at the end (training_e2e);
@@ -85,9 +87,9 @@ if wants servers; then
     waiting=(top_e2e::)
     if [ -n "$prometheus_bin" ]; then
         export PROMETHEUS_BIN="$prometheus_bin"
-        waiting+=(prometheus_e2e:: metrics_bridge_e2e:: registry_bridge_e2e:: exemplars_e2e::)
+        waiting+=(prometheus_e2e:: metrics_bridge_e2e:: registry_bridge_e2e:: exemplars_e2e:: web_config_e2e::)
     else
-        skip "prometheus_e2e, metrics_bridge_e2e, registry_bridge_e2e, exemplars_e2e (Prometheus scraping the demo, the bridges and the example server)" "prometheus is not installed (Debian's prometheus package)"
+        skip "prometheus_e2e, metrics_bridge_e2e, registry_bridge_e2e, exemplars_e2e, web_config_e2e (Prometheus scraping the demo, the bridges and the example server, and over TLS)" "prometheus is not installed (Debian's prometheus package)"
     fi
     rotel_bin="$(ls "$target_dir"/rotel-venv/lib/python3*/site-packages/rotel/rotel-agent 2>/dev/null | head -n 1 || true)"
     if [ -n "$prometheus_bin" ] && [ -n "$rotel_bin" ]; then

@@ -27,6 +27,11 @@ pub use nemo_lens_telemetry::console::ConsoleExporter;
 #[cfg(feature = "prometheus")]
 #[cfg_attr(docsrs, doc(cfg(feature = "prometheus")))]
 pub mod prometheus {
+    /// The scrape endpoint's web configuration file (Prometheus's
+    /// exporter-toolkit format): TLS, client certificates, basic auth.
+    #[cfg(feature = "prometheus-tls")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "prometheus-tls")))]
+    pub use nemo_lens_prometheus::web_config::{WebConfig, WebConfigError};
     pub use nemo_lens_prometheus::{
         proto, Exposition, Format, PrometheusReader, PrometheusRenderer, RenderError, CONTENT_TYPE,
         OPENMETRICS_CONTENT_TYPE, PROTOBUF_CONTENT_TYPE,

@@ -19,6 +19,27 @@ pub fn serve(
     resource_labels: &PrometheusResourceLabels,
     registry: Arc<Registry>,
 ) -> Result<(PrometheusReader, ScrapeServer), PrometheusError> {
+    serve_under(addr, resource_labels, registry, None)
+}
+
+/// [`serve`], answering under the web configuration `web` (TLS, client
+/// certificates, basic auth, headers, a rate limit).
+#[cfg(feature = "web-config")]
+pub fn serve_with_web_config(
+    addr: SocketAddr,
+    resource_labels: &PrometheusResourceLabels,
+    registry: Arc<Registry>,
+    web: Arc<crate::web_config::WebConfig>,
+) -> Result<(PrometheusReader, ScrapeServer), PrometheusError> {
+    serve_under(addr, resource_labels, registry, Some(web))
+}
+
+fn serve_under(
+    addr: SocketAddr,
+    resource_labels: &PrometheusResourceLabels,
+    registry: Arc<Registry>,
+    web: crate::scrape_server::Web,
+) -> Result<(PrometheusReader, ScrapeServer), PrometheusError> {
     let (reader, renderer) = PrometheusRenderer::new(resource_labels)?;
     let _ = reader.registry.set(registry);
     let render: Render = Arc::new(move |accept: Option<&str>| {
@@ -27,7 +48,7 @@ pub fn serve(
             .map(|e| (e.content_type, e.body))
             .map_err(|e| e.to_string())
     });
-    let server = ScrapeServer::start(addr, render)
+    let server = ScrapeServer::start(addr, render, web)
         .map_err(|source| PrometheusError::Bind { addr, source })?;
     Ok((reader, server))
 }

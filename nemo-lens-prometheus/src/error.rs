@@ -15,6 +15,10 @@ pub enum PrometheusError {
         #[source]
         source: std::io::Error,
     },
+    /// The web configuration file cannot be used: it names the file.
+    #[cfg(feature = "web-config")]
+    #[error(transparent)]
+    WebConfig(#[from] crate::web_config::WebConfigError),
 }
 
 nemo_lens_core::__debug_as_sentence!(PrometheusError);

@@ -69,9 +69,14 @@ mod scrape_server;
 #[cfg(feature = "testing")]
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub mod testing;
+#[cfg(feature = "web-config")]
+#[cfg_attr(docsrs, doc(cfg(feature = "web-config")))]
+pub mod web_config;
 
 #[cfg(feature = "prometheus")]
 pub use endpoint::serve;
+#[cfg(feature = "web-config")]
+pub use endpoint::serve_with_web_config;
 #[cfg(feature = "prometheus")]
 pub use error::PrometheusError;
 #[cfg(feature = "prometheus")]

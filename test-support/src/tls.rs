@@ -213,3 +213,133 @@ pub fn openssl_self_signed(dir: &std::path::Path, name: &str, san: &str) -> Cert
 pub fn openssl_says_ca(file: &std::path::Path) -> bool {
     openssl(&["x509", "-in", file.to_str().unwrap(), "-noout", "-text"]).contains("CA:TRUE")
 }
+
+/// What an HTTPS exchange gave: the status, the head (lower-case header
+/// lines) and the body; or why the TLS handshake failed.
+#[derive(Debug)]
+pub struct Exchange {
+    pub status: u16,
+    pub head: String,
+    pub body: String,
+}
+
+/// `GET /metrics` over TLS to `127.0.0.1:port`, trusting `ca_pem`, with a
+/// client certificate and key (PEM) when given and basic auth when given;
+/// `Err` with rustls's reason when the handshake or the exchange fails.
+pub fn https_get(
+    port: u16,
+    ca_pem: &str,
+    client: Option<(&str, &str)>,
+    basic_auth: Option<(&str, &str)>,
+) -> Result<Exchange, String> {
+    use rustls::pki_types::ServerName;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let config = client_config(ca_pem, client)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    runtime.block_on(async move {
+        let exchange = async {
+            let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port))
+                .await
+                .map_err(|e| e.to_string())?;
+            let connector = tokio_rustls::TlsConnector::from(config);
+            let name = ServerName::try_from("127.0.0.1").map_err(|e| e.to_string())?;
+            let mut tls = connector
+                .connect(name, tcp)
+                .await
+                .map_err(|e| e.to_string())?;
+            let mut request = "GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n".to_owned();
+            if let Some((user, password)) = basic_auth {
+                request.push_str(&format!(
+                    "Authorization: Basic {}\r\n",
+                    base64_encode(format!("{user}:{password}").as_bytes())
+                ));
+            }
+            request.push_str("\r\n");
+            tls.write_all(request.as_bytes())
+                .await
+                .map_err(|e| e.to_string())?;
+            let mut response = Vec::new();
+            // A server that refuses the client certificate says so when
+            // the client first reads.
+            tls.read_to_end(&mut response)
+                .await
+                .map_err(|e| e.to_string())?;
+            let response = String::from_utf8_lossy(&response).into_owned();
+            let (head, body) = response.split_once("\r\n\r\n").ok_or("no response head")?;
+            let status = head
+                .split(' ')
+                .nth(1)
+                .and_then(|s| s.parse().ok())
+                .ok_or("no status")?;
+            Ok(Exchange {
+                status,
+                head: head.to_ascii_lowercase(),
+                body: body.to_owned(),
+            })
+        };
+        tokio::time::timeout(std::time::Duration::from_secs(10), exchange)
+            .await
+            .map_err(|_| "timed out".to_owned())?
+    })
+}
+
+/// A rustls client configuration (ring) trusting `ca_pem`, presenting
+/// `client` (certificate chain and key, PEM) when given.
+pub fn client_config(
+    ca_pem: &str,
+    client: Option<(&str, &str)>,
+) -> Result<Arc<rustls::ClientConfig>, String> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in CertificateDer::pem_slice_iter(ca_pem.as_bytes()) {
+        roots
+            .add(cert.map_err(|e| e.to_string())?)
+            .map_err(|e| e.to_string())?;
+    }
+    let builder = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| e.to_string())?
+        .with_root_certificates(roots);
+    let config = match client {
+        Some((cert, key)) => {
+            let chain: Vec<CertificateDer<'static>> =
+                CertificateDer::pem_slice_iter(cert.as_bytes())
+                    .collect::<Result<_, _>>()
+                    .map_err(|e| e.to_string())?;
+            let key = PrivateKeyDer::from_pem_slice(key.as_bytes()).map_err(|e| e.to_string())?;
+            builder
+                .with_client_auth_cert(chain, key)
+                .map_err(|e| e.to_string())?
+        }
+        None => builder.with_no_client_auth(),
+    };
+    Ok(Arc::new(config))
+}
+
+/// Standard base64 with padding, for a basic-auth header.
+pub fn base64_encode(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}

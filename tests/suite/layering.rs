@@ -121,6 +121,17 @@ fn exporters_keep_their_transports_behind_their_features() {
     );
     let tls = tree("nemo-lens-otlp", &["--features", "otlp-tls"]);
     assert!(tls.contains("rustls"), "{tls:?}");
+    // The endpoint's TLS and basic auth are their own feature too.
+    for crypto in ["rustls", "bcrypt"] {
+        assert!(
+            !served.contains(crypto),
+            "{crypto} without web-config: {served:?}"
+        );
+    }
+    let web = tree("nemo-lens-prometheus", &["--features", "web-config"]);
+    for crypto in ["rustls", "bcrypt", "yaml_serde"] {
+        assert!(web.contains(crypto), "{crypto}: {web:?}");
+    }
 }
 
 /// Each normal dependency of a workspace crate on another: (from, to, the

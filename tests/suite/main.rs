@@ -85,3 +85,5 @@ mod top_e2e;
 mod training_e2e;
 mod ui_pass;
 mod warnings;
+#[cfg(feature = "prometheus-tls")]
+mod web_config_e2e;

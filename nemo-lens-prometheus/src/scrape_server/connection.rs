@@ -7,12 +7,11 @@ use std::time::Duration;
 use hyper::body::Incoming;
 use hyper::Request;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use super::counted::Counted;
 use super::respond::{closing, respond, text};
-use super::Render;
+use super::{Render, Web};
 
 /// Longest request head accepted (hyper's smallest buffer); scrapers send a
 /// few hundred bytes, anything longer gets 431.
@@ -40,12 +39,17 @@ fn http1() -> hyper::server::conn::http1::Builder {
     builder
 }
 
-pub(super) async fn serve(mut stream: TcpStream, render: Render) {
+/// A connection's stream: plain TCP, or TLS over it.
+pub(super) trait Stream: AsyncRead + AsyncWrite + Unpin + Send {}
+
+impl<S: AsyncRead + AsyncWrite + Unpin + Send> Stream for S {}
+
+pub(super) async fn serve<S: Stream>(mut stream: S, render: Render, web: Web) {
     let mut io = Counted::new(&mut stream);
     let result = {
         let service = hyper::service::service_fn(move |request| {
-            let render = render.clone();
-            async move { Ok::<_, Infallible>(respond(&request, &render)) }
+            let (render, web) = (render.clone(), web.clone());
+            async move { Ok::<_, Infallible>(respond(&request, &render, &web).await) }
         });
         let conn = http1()
             .keep_alive(true)
@@ -69,7 +73,7 @@ pub(super) async fn serve(mut stream: TcpStream, render: Render) {
 /// hyper closes a connection whose request head cannot be parsed, or does
 /// not arrive in time, without a word; the client gets the status the RFC
 /// asks for instead, unless a response already went out on it.
-async fn answer_unanswered(io: &mut Counted<'_>, error: &hyper::Error) {
+async fn answer_unanswered<S: Stream>(io: &mut Counted<'_, S>, error: &hyper::Error) {
     if io.written > 0 || io.read == 0 {
         return;
     }
@@ -86,7 +90,7 @@ async fn answer_unanswered(io: &mut Counted<'_>, error: &hyper::Error) {
     let _ = tokio::time::timeout(LINGER, io.stream.write_all(response.as_bytes())).await;
 }
 
-pub(super) async fn reject_busy(mut stream: TcpStream) {
+pub(super) async fn reject_busy<S: Stream>(mut stream: S) {
     let mut io = Counted::new(&mut stream);
     let result = {
         let service = hyper::service::service_fn(|_request: Request<Incoming>| async {
@@ -113,7 +117,7 @@ pub(super) async fn reject_busy(mut stream: TcpStream) {
 /// Closes the write side, then reads and discards what the client still
 /// sends for a moment: closing a socket with unread bytes makes the kernel
 /// send a reset, which can destroy the response before the client reads it.
-async fn linger_close(mut stream: TcpStream) {
+pub(super) async fn linger_close<S: Stream>(mut stream: S) {
     let _ = stream.shutdown().await;
     let drain = async {
         let mut buf = [0u8; 4096];

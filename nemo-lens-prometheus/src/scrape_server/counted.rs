@@ -4,17 +4,17 @@ use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use tokio::net::TcpStream;
+use super::connection::Stream;
 
 /// The connection's stream, counting the bytes that went each way.
-pub(super) struct Counted<'a> {
-    pub(super) stream: &'a mut TcpStream,
+pub(super) struct Counted<'a, S> {
+    pub(super) stream: &'a mut S,
     pub(super) read: usize,
     pub(super) written: usize,
 }
 
-impl<'a> Counted<'a> {
-    pub(super) fn new(stream: &'a mut TcpStream) -> Self {
+impl<'a, S> Counted<'a, S> {
+    pub(super) fn new(stream: &'a mut S) -> Self {
         Counted {
             stream,
             read: 0,
@@ -23,7 +23,7 @@ impl<'a> Counted<'a> {
     }
 }
 
-impl tokio::io::AsyncRead for Counted<'_> {
+impl<S: Stream> tokio::io::AsyncRead for Counted<'_, S> {
     fn poll_read(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -36,7 +36,7 @@ impl tokio::io::AsyncRead for Counted<'_> {
     }
 }
 
-impl tokio::io::AsyncWrite for Counted<'_> {
+impl<S: Stream> tokio::io::AsyncWrite for Counted<'_, S> {
     fn poll_write(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,

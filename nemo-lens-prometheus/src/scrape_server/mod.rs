@@ -16,6 +16,8 @@
 //!   drain what the client still sends for a moment) so a response is never
 //!   destroyed by a TCP reset caused by unread request bytes.
 
+#[cfg(feature = "web-config")]
+mod access;
 mod connection;
 mod counted;
 mod respond;
@@ -48,6 +50,18 @@ const STOP_TIMEOUT: Duration = Duration::from_millis(500);
 pub(crate) type Render =
     Arc<dyn Fn(Option<&str>) -> Result<(&'static str, Vec<u8>), String> + Send + Sync>;
 
+/// The web configuration the server answers under, if any.
+#[cfg(feature = "web-config")]
+pub(crate) type Web = Option<Arc<crate::web_config::WebConfig>>;
+/// Without the `web-config` feature there is none.
+#[cfg(not(feature = "web-config"))]
+pub(crate) type Web = Option<NoWebConfig>;
+
+/// What a build without the `web-config` feature serves under: nothing.
+#[cfg(not(feature = "web-config"))]
+#[derive(Clone)]
+pub(crate) enum NoWebConfig {}
+
 /// The running server; [`stop`](ScrapeServer::stop) or drop ends it.
 pub struct ScrapeServer {
     addr: SocketAddr,
@@ -56,10 +70,13 @@ pub struct ScrapeServer {
 }
 
 impl ScrapeServer {
-    /// Binds `addr` and serves `render` at `/metrics`.
-    pub(crate) fn start(addr: SocketAddr, render: Render) -> io::Result<Self> {
+    /// Binds `addr` and serves `render` at `/metrics`, under `web` when
+    /// given.
+    pub(crate) fn start(addr: SocketAddr, render: Render, web: Web) -> io::Result<Self> {
         let (bound_tx, bound_rx) = std::sync::mpsc::channel();
         let (stop_tx, stop_rx) = oneshot::channel();
+        let guarded = authenticates(&web);
+        let web_for_loop = web;
         // Everything async happens on the server's own thread: the caller
         // may itself be inside a runtime, where `block_on` would panic.
         let thread = std::thread::Builder::new()
@@ -81,7 +98,7 @@ impl ScrapeServer {
                     }
                 };
                 let _ = bound_tx.send(listener.local_addr());
-                runtime.block_on(accept_loop(listener, render, stop_rx));
+                runtime.block_on(accept_loop(listener, render, web_for_loop, stop_rx));
                 // Open connections are cut off rather than waited for.
                 runtime.shutdown_timeout(STOP_TIMEOUT);
             })?;
@@ -89,16 +106,18 @@ impl ScrapeServer {
             Ok(bound) => bound?,
             Err(_) => return Err(io::Error::other("the Prometheus server thread exited")),
         };
-        if !addr.ip().is_loopback() {
+        if !addr.ip().is_loopback() && !guarded {
             nemo_lens_core::__internal::warnings::emit(
                 nemo_lens_core::__internal::warnings::Warning::Exposure,
                 || {
                     tracing::warn!(
                         target: "nemo_lens",
                         %addr,
-                        "the Prometheus endpoint is bound to a non-loopback address and has no \
-                         authentication: anyone who can reach it can read every metric \
-                         (OTEL_EXPORTER_PROMETHEUS_HOST)"
+                        "the Prometheus endpoint is bound to a non-loopback address \
+                         (OTEL_EXPORTER_PROMETHEUS_HOST) and has no authentication: anyone who \
+                         can reach it can read every metric; set NEMO_LENS_PROMETHEUS_WEB_CONFIG \
+                         to a web configuration file with basic_auth_users or client \
+                         certificates (feature prometheus-tls), or bind 127.0.0.1"
                     );
                 },
             );
@@ -145,7 +164,24 @@ fn listen(addr: SocketAddr) -> io::Result<TcpListener> {
     socket.listen(BACKLOG)
 }
 
-async fn accept_loop(listener: TcpListener, render: Render, mut stop: oneshot::Receiver<()>) {
+/// Whether `web` keeps strangers out (basic auth, or required client
+/// certificates).
+fn authenticates(web: &Web) -> bool {
+    #[cfg(feature = "web-config")]
+    return web.as_ref().is_some_and(|web| web.authenticates());
+    #[cfg(not(feature = "web-config"))]
+    {
+        let _ = web;
+        false
+    }
+}
+
+async fn accept_loop(
+    listener: TcpListener,
+    render: Render,
+    web: Web,
+    mut stop: oneshot::Receiver<()>,
+) {
     let serving = Arc::new(Semaphore::new(MAX_CONNECTIONS));
     let rejecting = Arc::new(Semaphore::new(MAX_REJECTING));
     loop {
@@ -163,13 +199,33 @@ async fn accept_loop(listener: TcpListener, render: Render, mut stop: oneshot::R
         };
         let _ = stream.set_nodelay(true);
         if let Ok(permit) = serving.clone().try_acquire_owned() {
-            let render = render.clone();
+            let (render, web) = (render.clone(), web.clone());
             tokio::spawn(async move {
-                serve(stream, render).await;
+                #[cfg(feature = "web-config")]
+                if let Some(config) = web.as_ref().filter(|web| web.tls()) {
+                    if let Some(tls) = access::accept_tls(stream, config).await {
+                        serve(tls, render, web).await;
+                    }
+                    drop(permit);
+                    return;
+                }
+                serve(stream, render, web).await;
                 drop(permit);
             });
         } else if let Ok(permit) = rejecting.clone().try_acquire_owned() {
+            #[cfg(feature = "web-config")]
+            let web = web.clone();
             tokio::spawn(async move {
+                // On a TLS port the 503 goes over TLS too, or no client
+                // could read it.
+                #[cfg(feature = "web-config")]
+                if let Some(config) = web.as_ref().filter(|web| web.tls()) {
+                    if let Some(tls) = access::accept_tls(stream, config).await {
+                        reject_busy(tls).await;
+                    }
+                    drop(permit);
+                    return;
+                }
                 reject_busy(stream).await;
                 drop(permit);
             });
@@ -187,7 +243,7 @@ mod tests {
 
     fn server() -> ScrapeServer {
         let render: Render = Arc::new(|_| Ok(("text/plain; version=0.0.4", b"up 1\n".to_vec())));
-        ScrapeServer::start(SocketAddr::from(([127, 0, 0, 1], 0)), render).unwrap()
+        ScrapeServer::start(SocketAddr::from(([127, 0, 0, 1], 0)), render, None).unwrap()
     }
 
     /// Sends `request` and reads until the server closes.

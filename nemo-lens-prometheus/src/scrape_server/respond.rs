@@ -6,9 +6,27 @@ use hyper::body::Incoming;
 use hyper::header::{HeaderValue, ACCEPT, ALLOW, CONNECTION, CONTENT_TYPE, VARY};
 use hyper::{Method, Request, Response, StatusCode};
 
-use super::Render;
+use super::{Render, Web};
 
-pub(super) fn respond(request: &Request<Incoming>, render: &Render) -> Response<Full<Bytes>> {
+/// The response to `request`: under a web configuration, refused unless it
+/// is admitted (rate limit, basic auth), with the configured headers on
+/// every answer.
+pub(super) async fn respond(
+    request: &Request<Incoming>,
+    render: &Render,
+    web: &Web,
+) -> Response<Full<Bytes>> {
+    #[cfg(feature = "web-config")]
+    if let Some(web) = web {
+        return super::access::respond_under(web, request, render).await;
+    }
+    #[cfg(not(feature = "web-config"))]
+    let _ = web;
+    scrape(request, render)
+}
+
+/// The scrape, or why not, with nothing asked of the client.
+pub(super) fn scrape(request: &Request<Incoming>, render: &Render) -> Response<Full<Bytes>> {
     let path = request.uri().path();
     // Origin form (`/metrics`) or absolute form (`http://host/metrics`);
     // authority and asterisk forms are for CONNECT and OPTIONS only.

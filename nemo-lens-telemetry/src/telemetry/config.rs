@@ -136,6 +136,11 @@ pub struct NemoLensConfig {
     /// serves on the port plus its local rank (`LOCAL_RANK`,
     /// `SLURM_LOCALID`, ...), so the ranks of one host do not share a port.
     pub prometheus_port_per_local_rank: bool,
+    /// `NEMO_LENS_PROMETHEUS_WEB_CONFIG`: Prometheus's web configuration
+    /// file (exporter-toolkit's format: TLS, client certificates, basic
+    /// auth, headers) for the scrape endpoint; needs the `prometheus-tls`
+    /// feature. `None`: plain HTTP, no authentication.
+    pub prometheus_web_config: Option<std::path::PathBuf>,
     /// `NEMO_LENS_PROMETHEUS_RESOURCE_LABELS`: `all`, `none` or a list of
     /// keys (default `service.name,service.instance.id,nemo.run.id,dl.rank`):
     /// the resource attributes the Prometheus endpoint puts on every series.
@@ -236,6 +241,7 @@ impl Default for NemoLensConfig {
             deployment_environment: None,
             prometheus_addr: SocketAddr::from(([127, 0, 0, 1], 9464)),
             prometheus_port_per_local_rank: false,
+            prometheus_web_config: None,
             prometheus_resource_labels: PrometheusResourceLabels::default(),
             semconv_opt_in: SemconvOptIn::none(),
             histogram_aggregation: HistogramAggregation::ExplicitBucket,
@@ -386,6 +392,9 @@ impl NemoLensConfig {
         if let Some((var, v)) = reader.prefixed("PROMETHEUS_PORT_PER_LOCAL_RANK") {
             config.prometheus_port_per_local_rank = parse_bool(&var, &v)?;
         }
+        config.prometheus_web_config = reader
+            .prefixed("PROMETHEUS_WEB_CONFIG")
+            .map(|(_, v)| std::path::PathBuf::from(v));
         if let Some((var, v)) = reader.prefixed("PROMETHEUS_RESOURCE_LABELS") {
             config.prometheus_resource_labels = PrometheusResourceLabels::parse(&var, &v)?;
         }

@@ -45,6 +45,15 @@ pub enum SetupError {
         /// The feature that provides it.
         feature: &'static str,
     },
+    /// A setting needs a cargo feature this build lacks: refused rather than
+    /// ignored (a web configuration ignored would serve in the clear).
+    #[error("{setting} needs the `{feature}` cargo feature of nemo-lens")]
+    FeatureMissing {
+        /// The setting, as the user wrote it.
+        setting: String,
+        /// The feature to turn on.
+        feature: &'static str,
+    },
     /// The Prometheus endpoint could not be bound.
     #[error("cannot serve Prometheus metrics on {addr}{}", bind_hint(error))]
     Bind {

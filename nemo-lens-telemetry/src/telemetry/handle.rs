@@ -127,10 +127,18 @@ impl TelemetryHandle {
         self.active.as_ref()?.prometheus_addr
     }
 
-    /// The scrape URL of the Prometheus endpoint, when serving one.
+    /// The scrape URL of the Prometheus endpoint, when serving one:
+    /// `https://` when its web configuration turns TLS on.
     pub fn prometheus_url(&self) -> Option<String> {
-        self.prometheus_addr()
-            .map(|addr| format!("http://{addr}/metrics"))
+        let active = self.active.as_ref()?;
+        let scheme = if active.prometheus_tls {
+            "https"
+        } else {
+            "http"
+        };
+        active
+            .prometheus_addr
+            .map(|addr| format!("{scheme}://{addr}/metrics"))
     }
 
     /// Exports that failed since setup (OTLP and console exporters; 0 for
@@ -198,6 +206,7 @@ pub(crate) type Stopper = Box<dyn FnOnce(Duration) + Send>;
 pub(crate) struct Active {
     pub(crate) provider: SdkMeterProvider,
     pub(crate) prometheus_addr: Option<SocketAddr>,
+    pub(crate) prometheus_tls: bool,
     pub(crate) report: Option<Arc<ExportReport>>,
     pub(crate) shutdown_timeout: Duration,
     pub(crate) stoppers: Mutex<Vec<Stopper>>,

@@ -53,6 +53,7 @@
 //! | `OTEL_SEMCONV_STABILITY_OPT_IN` | none | `gen_ai_latest_experimental` (or `/dup`) for the GenAI draft's names; see [`SemconvOptIn`](nemo_lens_core::SemconvOptIn) |
 //! | `NEMO_LENS_PROMETHEUS_RESOURCE_LABELS` | `service.name,service.instance.id,nemo.run.id,dl.rank` | resource attributes on every Prometheus series: `all`, `none` or keys (see [`PrometheusResourceLabels`]) |
 //! | `DEPLOYMENT_ENV`, else `ENVIRONMENT` | none | `deployment.environment` |
+//! | `NEMO_LENS_PROMETHEUS_WEB_CONFIG` | none (plain HTTP) | Prometheus's web configuration file (exporter-toolkit's format): TLS, client certificates, basic auth, headers, a rate limit, re-read when it changes; feature `prometheus-tls` |
 //! | `NEMO_LENS_PROMETHEUS_PORT_PER_LOCAL_RANK` | off | each rank serves on `OTEL_EXPORTER_PROMETHEUS_PORT` plus its local rank (one port per rank on a host) |
 //! | `RANK` / `WORLD_SIZE`, `SLURM_PROCID` / `SLURM_NTASKS`, `OMPI_COMM_WORLD_RANK` / `_SIZE`, `PMI_RANK` / `PMI_SIZE` | none | the rank and world size, read by [`setup_telemetry_from_launcher`] and [`JobRank`] |
 //! | `LOCAL_RANK`, else `SLURM_LOCALID`, `OMPI_COMM_WORLD_LOCAL_RANK`, `MPI_LOCALRANKID` | 0 | the rank within a node: `first_rank_per_node`, and the port per local rank |
@@ -91,6 +92,8 @@ mod resource_labels;
 mod run_id;
 mod setup;
 mod strategy;
+#[cfg(feature = "prometheus")]
+mod web_config;
 
 pub use crate::ExporterError;
 pub use config::{ExporterKind, NemoLensConfig, OtlpProtocol, DEFAULT_PREFIX, EXPORTER_VARIABLES};

@@ -49,6 +49,7 @@ pub struct SetupOptions {
     pub(super) exemplar_filter: Option<nemo_lens_core::ExemplarFilter>,
     pub(super) series_clock: Option<std::sync::Arc<dyn nemo_lens_core::owned::expiry::Clock>>,
     pub(super) port_per_local_rank: Option<bool>,
+    pub(super) prometheus_web_config: Option<std::path::PathBuf>,
 }
 
 impl Default for SetupOptions {
@@ -95,6 +96,7 @@ impl SetupOptions {
             exemplar_filter: None,
             series_clock: None,
             port_per_local_rank: None,
+            prometheus_web_config: None,
         }
     }
 
@@ -368,6 +370,22 @@ impl SetupOptions {
     /// ```
     pub fn prometheus_port_per_local_rank(mut self, per_rank: bool) -> Self {
         self.port_per_local_rank = Some(per_rank);
+        self
+    }
+
+    /// The scrape endpoint's web configuration file, instead of
+    /// `NEMO_LENS_PROMETHEUS_WEB_CONFIG`
+    /// ([`NemoLensConfig::prometheus_web_config`](super::NemoLensConfig::prometheus_web_config)):
+    /// Prometheus's exporter-toolkit format, for TLS, client certificates
+    /// and basic auth (feature `prometheus-tls`; see the exporters guide).
+    ///
+    /// ```
+    /// use nemo_lens::SetupOptions;
+    ///
+    /// let options = SetupOptions::new().prometheus_web_config("/etc/nemo-lens/web.yml");
+    /// ```
+    pub fn prometheus_web_config(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+        self.prometheus_web_config = Some(path.into());
         self
     }
 

@@ -22,6 +22,8 @@ pub(super) struct Pipeline {
     /// Run after the provider shuts down, in order.
     pub stoppers: Vec<Stopper>,
     pub prometheus_addr: Option<SocketAddr>,
+    /// Whether the endpoint speaks TLS.
+    pub prometheus_tls: bool,
     /// Export outcomes, for push exporters.
     pub report: Option<Arc<ExportReport>>,
     /// A push exporter sends owned series: every export must come, even
@@ -36,6 +38,7 @@ impl Pipeline {
             builder,
             stoppers: Vec::new(),
             prometheus_addr: None,
+            prometheus_tls: false,
             report: None,
             keep_exports_coming: false,
         }
@@ -88,10 +91,13 @@ pub(super) fn install(
                 use nemo_lens_prometheus::PrometheusError;
                 // The error is non-exhaustive across the crate boundary: a
                 // variant added later is still an exporter error.
-                let (reader, mut server) = nemo_lens_prometheus::serve(
+                let web = super::web_config::load(config)?;
+                pipeline.prometheus_tls = super::web_config::tls(&web);
+                let (reader, mut server) = super::web_config::serve(
                     config.prometheus_addr,
                     &config.prometheus_resource_labels,
                     registry,
+                    web,
                 )
                 .map_err(|e| match e {
                     PrometheusError::Bind { addr, source, .. } => SetupError::Bind {

@@ -254,13 +254,18 @@ fn setup(
                 options.exemplar_filter,
                 config,
             );
-            // The option wins over the configuration it overrides.
-            let overridden = options
-                .prometheus_resource_labels
-                .map(|labels| NemoLensConfig {
-                    prometheus_resource_labels: labels,
-                    ..config.clone()
-                });
+            // The options win over the configuration they override.
+            let overridden = (options.prometheus_resource_labels.is_some()
+                || options.prometheus_web_config.is_some())
+            .then(|| NemoLensConfig {
+                prometheus_resource_labels: options
+                    .prometheus_resource_labels
+                    .unwrap_or_else(|| config.prometheus_resource_labels.clone()),
+                prometheus_web_config: options
+                    .prometheus_web_config
+                    .or_else(|| config.prometheus_web_config.clone()),
+                ..config.clone()
+            });
             let config = overridden.as_ref().unwrap_or(config);
             let pipeline = pipeline::install(config, builder, Arc::clone(&registry))?;
             (pipeline, Some(registry))
@@ -284,6 +289,7 @@ fn setup(
     let active = Arc::new(Active {
         provider,
         prometheus_addr: pipeline.prometheus_addr,
+        prometheus_tls: pipeline.prometheus_tls,
         report: pipeline.report,
         shutdown_timeout: options.shutdown_timeout,
         stoppers: Mutex::new(pipeline.stoppers),

@@ -1,5 +1,6 @@
 //! The scrape endpoint under slow clients, bursts, pipelining, oversize
-//! input, and at idle.
+//! input, and at idle: in plain HTTP, and over TLS under a web
+//! configuration (feature `prometheus-tls`), every test the same.
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -11,28 +12,195 @@ use nemo_lens::telemetry::{EnvLookup, NemoLensConfig, SetupOptions, TelemetryHan
 
 use crate::serial;
 
-fn scrape_endpoint() -> TelemetryHandle {
-    let config = NemoLensConfig::from_lookup(EnvLookup::from_pairs([
-        ("NEMO_LENS_ENABLED", "1"),
-        ("NEMO_LENS_EXPORTER", "prometheus"),
-        ("OTEL_EXPORTER_PROMETHEUS_PORT", "0"),
-    ]))
-    .unwrap();
-    let handle = SetupOptions::new()
-        .env(EnvLookup::from_pairs([("X", "1")]))
-        .allow_reinit(true)
-        .probe_gpus(false)
-        .set_global(false)
-        .setup(&config, 0, 1)
-        .unwrap();
-    handle
-        .meter
-        .otel()
-        .u64_counter("fault.requests")
-        .build()
-        .add(7, &[]);
-    handle
+/// How a test's clients reach the endpoint: plain TCP, or TLS to an
+/// endpoint serving under a web configuration (its files kept here).
+#[derive(Clone)]
+enum Transport {
+    Plain,
+    #[cfg(feature = "prometheus-tls")]
+    Tls(Arc<TlsSide>),
 }
+
+#[cfg(feature = "prometheus-tls")]
+struct TlsSide {
+    _pki: crate::support::tls::TestPki,
+    dir: crate::support::tls::ScratchDir,
+    client: Arc<rustls::ClientConfig>,
+}
+
+impl Transport {
+    #[cfg(feature = "prometheus-tls")]
+    fn tls() -> Self {
+        // Each its own files: a transport is made before its test waits for
+        // its turn, while another test's endpoint still reads its own.
+        static MADE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = MADE.fetch_add(1, Ordering::Relaxed);
+        let pki = crate::support::tls::TestPki::generate(&format!("faults-tls-{n}"));
+        let dir = crate::support::tls::ScratchDir::new(&format!("faults-tls-web-{n}"));
+        std::fs::write(dir.0.join("server.crt"), &pki.server_cert).unwrap();
+        std::fs::write(dir.0.join("server.key"), &pki.server_key).unwrap();
+        std::fs::write(
+            dir.0.join("web.yml"),
+            "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n",
+        )
+        .unwrap();
+        let client = crate::support::tls::client_config(&pki.ca_cert, None).unwrap();
+        Transport::Tls(Arc::new(TlsSide {
+            _pki: pki,
+            dir,
+            client,
+        }))
+    }
+
+    /// The endpoint the clients scrape.
+    fn endpoint(&self) -> TelemetryHandle {
+        let mut pairs = vec![
+            ("NEMO_LENS_ENABLED", "1".to_owned()),
+            ("NEMO_LENS_EXPORTER", "prometheus".to_owned()),
+            ("OTEL_EXPORTER_PROMETHEUS_PORT", "0".to_owned()),
+        ];
+        #[cfg(feature = "prometheus-tls")]
+        if let Transport::Tls(side) = self {
+            pairs.push((
+                "NEMO_LENS_PROMETHEUS_WEB_CONFIG",
+                side.dir.0.join("web.yml").display().to_string(),
+            ));
+        }
+        let config = NemoLensConfig::from_lookup(EnvLookup::from_pairs(pairs)).unwrap();
+        let handle = SetupOptions::new()
+            .env(EnvLookup::from_pairs([("X", "1")]))
+            .allow_reinit(true)
+            .probe_gpus(false)
+            .set_global(false)
+            .setup(&config, 0, 1)
+            .unwrap();
+        handle
+            .meter
+            .otel()
+            .u64_counter("fault.requests")
+            .build()
+            .add(7, &[]);
+        handle
+    }
+
+    /// A connection, through the TLS handshake when there is one.
+    fn connect(&self, addr: SocketAddr, timeout: Duration) -> std::io::Result<Conn> {
+        let tcp = TcpStream::connect_timeout(&addr, timeout)?;
+        tcp.set_read_timeout(Some(timeout))?;
+        match self {
+            Transport::Plain => Ok(Conn::Plain(tcp)),
+            #[cfg(feature = "prometheus-tls")]
+            Transport::Tls(side) => {
+                let name = rustls::pki_types::ServerName::try_from("127.0.0.1").unwrap();
+                let mut connection = rustls::ClientConnection::new(side.client.clone(), name)
+                    .map_err(std::io::Error::other)?;
+                let mut tcp = tcp;
+                while connection.is_handshaking() {
+                    connection.complete_io(&mut tcp)?;
+                }
+                Ok(Conn::Tls(Box::new(rustls::StreamOwned::new(
+                    connection, tcp,
+                ))))
+            }
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        match self {
+            Transport::Plain => "plain",
+            #[cfg(feature = "prometheus-tls")]
+            Transport::Tls(_) => "TLS",
+        }
+    }
+}
+
+/// A client connection of either transport.
+enum Conn {
+    Plain(TcpStream),
+    #[cfg(feature = "prometheus-tls")]
+    Tls(Box<rustls::StreamOwned<rustls::ClientConnection, TcpStream>>),
+}
+
+impl Conn {
+    fn set_read_timeout(&self, timeout: Duration) -> std::io::Result<()> {
+        match self {
+            Conn::Plain(tcp) => tcp.set_read_timeout(Some(timeout)),
+            #[cfg(feature = "prometheus-tls")]
+            Conn::Tls(tls) => tls.sock.set_read_timeout(Some(timeout)),
+        }
+    }
+
+    /// Reads to the end; a TLS peer that closes without `close_notify`
+    /// after a whole response is an end too.
+    fn read_to_end_lenient(&mut self, response: &mut Vec<u8>) -> std::io::Result<()> {
+        let mut buf = [0u8; 16 * 1024];
+        loop {
+            match self.read(&mut buf) {
+                Ok(0) => return Ok(()),
+                Ok(n) => response.extend_from_slice(&buf[..n]),
+                Err(e) if e.kind() == ErrorKind::UnexpectedEof => return Ok(()),
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+impl Read for Conn {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Conn::Plain(tcp) => tcp.read(buf),
+            #[cfg(feature = "prometheus-tls")]
+            Conn::Tls(tls) => tls.read(buf),
+        }
+    }
+}
+
+impl Write for Conn {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Conn::Plain(tcp) => tcp.write(buf),
+            #[cfg(feature = "prometheus-tls")]
+            Conn::Tls(tls) => tls.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Conn::Plain(tcp) => tcp.flush(),
+            #[cfg(feature = "prometheus-tls")]
+            Conn::Tls(tls) => tls.flush(),
+        }
+    }
+}
+
+/// Each test over plain HTTP and, with `prometheus-tls`, over TLS.
+macro_rules! on_both_transports {
+    ($($test:ident),* $(,)?) => {$(
+        mod $test {
+            #[test]
+            fn plain() {
+                super::$test(super::Transport::Plain);
+            }
+
+            #[cfg(feature = "prometheus-tls")]
+            #[test]
+            fn tls() {
+                super::$test(super::Transport::tls());
+            }
+        }
+    )*};
+}
+
+on_both_transports!(
+    scrapes_succeed_fast_while_fifty_slow_loris_clients_hold_connections,
+    a_burst_of_200_scrapers_gets_only_complete_responses,
+    a_burst_beyond_the_connection_cap_gets_readable_503s,
+    pipelined_requests_are_all_answered_in_order,
+    oversize_and_malformed_input_is_answered_and_survived,
+    first_byte_latency_is_sub_millisecond_scale,
+);
+#[cfg(target_os = "linux")]
+on_both_transports!(the_idle_endpoint_does_not_wake_up);
 
 const SCRAPE: &[u8] = b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
 
@@ -46,18 +214,26 @@ enum Outcome {
 }
 
 /// One scrape on a fresh connection, read to the end.
-fn scrape(addr: SocketAddr, request: &[u8], timeout: Duration) -> (Outcome, Option<Duration>) {
+fn scrape(
+    transport: &Transport,
+    addr: SocketAddr,
+    request: &[u8],
+    timeout: Duration,
+) -> (Outcome, Option<Duration>) {
     let begun = Instant::now();
     let attempt = || -> std::io::Result<(Vec<u8>, Option<Duration>)> {
-        let mut stream = TcpStream::connect_timeout(&addr, timeout)?;
-        stream.set_read_timeout(Some(timeout))?;
+        let mut stream = transport.connect(addr, timeout)?;
         stream.write_all(request)?;
         let sent = Instant::now();
         let mut response = Vec::new();
         let mut buf = [0u8; 16 * 1024];
         let mut first_byte = None;
         loop {
-            let n = stream.read(&mut buf)?;
+            let n = match stream.read(&mut buf) {
+                Ok(n) => n,
+                Err(e) if e.kind() == ErrorKind::UnexpectedEof && !response.is_empty() => 0,
+                Err(e) => return Err(e),
+            };
             if n == 0 {
                 break;
             }
@@ -96,6 +272,7 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 /// closes them: even ones send a request one byte every 100 ms and never
 /// finish it, odd ones connect and say nothing.
 fn slow_loris(
+    transport: &Transport,
     addr: SocketAddr,
     count: usize,
     stop: Arc<AtomicBool>,
@@ -103,17 +280,24 @@ fn slow_loris(
     (0..count)
         .map(|i| {
             let stop = stop.clone();
+            let transport = transport.clone();
             std::thread::spawn(move || {
                 let deadline = Instant::now() + Duration::from_secs(30);
                 let running = || !stop.load(Ordering::Relaxed) && Instant::now() < deadline;
                 let mut connections = 0;
                 while running() {
-                    let Ok(mut stream) = TcpStream::connect(addr) else {
+                    // Silent ones never even start TLS.
+                    let connected = if i % 2 == 0 {
+                        transport.connect(addr, Duration::from_secs(2))
+                    } else {
+                        TcpStream::connect(addr).map(Conn::Plain)
+                    };
+                    let Ok(mut stream) = connected else {
                         std::thread::sleep(Duration::from_millis(50));
                         continue;
                     };
                     connections += 1;
-                    let _ = stream.set_read_timeout(Some(Duration::from_millis(100)));
+                    let _ = stream.set_read_timeout(Duration::from_millis(100));
                     let head = b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ";
                     let mut sent = 0;
                     let mut buf = [0u8; 512];
@@ -147,13 +331,12 @@ fn slow_loris(
         .collect()
 }
 
-#[test]
-fn scrapes_succeed_fast_while_fifty_slow_loris_clients_hold_connections() {
+fn scrapes_succeed_fast_while_fifty_slow_loris_clients_hold_connections(transport: Transport) {
     let _serial = serial();
-    let handle = scrape_endpoint();
+    let handle = transport.endpoint();
     let addr = handle.prometheus_addr().unwrap();
     let stop = Arc::new(AtomicBool::new(false));
-    let loris = slow_loris(addr, 50, stop.clone());
+    let loris = slow_loris(&transport, addr, 50, stop.clone());
     std::thread::sleep(Duration::from_millis(300));
 
     // 7 s of scrapes spans at least one header-read timeout of the slow
@@ -162,7 +345,7 @@ fn scrapes_succeed_fast_while_fifty_slow_loris_clients_hold_connections() {
     let mut failures = Vec::new();
     let begun = Instant::now();
     while begun.elapsed() < Duration::from_secs(7) && latencies.len() + failures.len() < 200 {
-        match scrape(addr, SCRAPE, Duration::from_secs(2)).0 {
+        match scrape(&transport, addr, SCRAPE, Duration::from_secs(2)).0 {
             Outcome::Status(200, took) => latencies.push(took),
             other => failures.push(other),
         }
@@ -179,10 +362,11 @@ fn scrapes_succeed_fast_while_fifty_slow_loris_clients_hold_connections() {
     latencies.sort();
     let rate = fast as f64 * 100.0 / total as f64;
     eprintln!(
-        "slow-loris: 50 slow clients, 25 trickling and 25 silent ({slow_connections} \
+        "slow-loris ({}): 50 slow clients, 25 trickling and 25 silent ({slow_connections} \
          connections over the run); \
          {fast}/{total} scrapes = {rate:.1}% returned 200 in <100 ms; \
          median {:?}, p99 {:?}, max {:?}; failures {failures:?}",
+        transport.name(),
         percentile(&latencies, 0.5),
         percentile(&latencies, 0.99),
         latencies.last().copied().unwrap_or_default(),
@@ -195,19 +379,18 @@ fn scrapes_succeed_fast_while_fifty_slow_loris_clients_hold_connections() {
     assert!(slow_connections >= 50);
 }
 
-#[test]
-fn a_burst_of_200_scrapers_gets_only_complete_responses() {
+fn a_burst_of_200_scrapers_gets_only_complete_responses(transport: Transport) {
     let _serial = serial();
-    let handle = scrape_endpoint();
+    let handle = transport.endpoint();
     let addr = handle.prometheus_addr().unwrap();
     let clients = 200;
     let barrier = Arc::new(Barrier::new(clients));
     let threads: Vec<_> = (0..clients)
         .map(|_| {
-            let barrier = barrier.clone();
+            let (barrier, transport) = (barrier.clone(), transport.clone());
             std::thread::spawn(move || {
                 barrier.wait();
-                scrape(addr, SCRAPE, Duration::from_secs(10)).0
+                scrape(&transport, addr, SCRAPE, Duration::from_secs(10)).0
             })
         })
         .collect();
@@ -237,8 +420,9 @@ fn a_burst_of_200_scrapers_gets_only_complete_responses() {
         .collect();
     times.sort();
     eprintln!(
-        "burst: {clients} concurrent scrapers: {ok} got 200, {busy} got 503, {resets} resets, \
+        "burst ({}): {clients} concurrent scrapers: {ok} got 200, {busy} got 503, {resets} resets, \
          {} other; slowest complete response {:?}",
+        transport.name(),
         other.len(),
         times.last().copied().unwrap_or_default()
     );
@@ -249,10 +433,9 @@ fn a_burst_of_200_scrapers_gets_only_complete_responses() {
 
 /// With the serving pool nearly full of silent clients, a burst gets a mix
 /// of 200 and 503, every response complete and no reset.
-#[test]
-fn a_burst_beyond_the_connection_cap_gets_readable_503s() {
+fn a_burst_beyond_the_connection_cap_gets_readable_503s(transport: Transport) {
     let _serial = serial();
-    let handle = scrape_endpoint();
+    let handle = transport.endpoint();
     let addr = handle.prometheus_addr().unwrap();
     let silent: Vec<TcpStream> = (0..240)
         .map(|_| TcpStream::connect(addr).unwrap())
@@ -262,10 +445,10 @@ fn a_burst_beyond_the_connection_cap_gets_readable_503s() {
     let barrier = Arc::new(Barrier::new(clients));
     let threads: Vec<_> = (0..clients)
         .map(|_| {
-            let barrier = barrier.clone();
+            let (barrier, transport) = (barrier.clone(), transport.clone());
             std::thread::spawn(move || {
                 barrier.wait();
-                scrape(addr, SCRAPE, Duration::from_secs(10)).0
+                scrape(&transport, addr, SCRAPE, Duration::from_secs(10)).0
             })
         })
         .collect();
@@ -283,8 +466,9 @@ fn a_burst_beyond_the_connection_cap_gets_readable_503s() {
         .filter(|o| matches!(o, Outcome::Reset))
         .count();
     eprintln!(
-        "burst beyond the cap: 240 silent connections held, {clients} concurrent scrapers: \
-         {ok} got 200, {busy} got a complete 503, {resets} resets"
+        "burst beyond the cap ({}): 240 silent connections held, {clients} concurrent scrapers: \
+         {ok} got 200, {busy} got a complete 503, {resets} resets",
+        transport.name()
     );
     assert_eq!(resets, 0, "{outcomes:?}");
     assert_eq!(ok + busy, clients, "{outcomes:?}");
@@ -293,29 +477,27 @@ fn a_burst_beyond_the_connection_cap_gets_readable_503s() {
     assert!(busy >= clients / 2, "{ok} served with 16 free slots");
 }
 
-#[test]
-fn pipelined_requests_are_all_answered_in_order() {
+fn pipelined_requests_are_all_answered_in_order(transport: Transport) {
     let _serial = serial();
-    let handle = scrape_endpoint();
+    let handle = transport.endpoint();
     let addr = handle.prometheus_addr().unwrap();
     let mut pipelined = Vec::new();
     pipelined.extend_from_slice(b"GET /metrics HTTP/1.1\r\nHost: a\r\n\r\n");
     pipelined.extend_from_slice(b"GET /nothing HTTP/1.1\r\nHost: a\r\n\r\n");
     pipelined.extend_from_slice(b"HEAD /metrics HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n");
     let begun = Instant::now();
-    let mut stream = TcpStream::connect(addr).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(5)))
-        .unwrap();
+    let mut stream = transport.connect(addr, Duration::from_secs(5)).unwrap();
     stream.write_all(&pipelined).unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).unwrap();
+    let mut response = Vec::new();
+    stream.read_to_end_lenient(&mut response).unwrap();
+    let response = String::from_utf8_lossy(&response).into_owned();
     let statuses: Vec<&str> = response
         .match_indices("HTTP/1.1 ")
         .map(|(i, _)| &response[i + 9..i + 12])
         .collect();
     eprintln!(
-        "pipelining: 3 requests in one write answered {statuses:?} in {:?}",
+        "pipelining ({}): 3 requests in one write answered {statuses:?} in {:?}",
+        transport.name(),
         begun.elapsed()
     );
     assert_eq!(statuses, ["200", "404", "200"]);
@@ -328,10 +510,9 @@ fn pipelined_requests_are_all_answered_in_order() {
     assert!(begun.elapsed() < Duration::from_secs(1));
 }
 
-#[test]
-fn oversize_and_malformed_input_is_answered_and_survived() {
+fn oversize_and_malformed_input_is_answered_and_survived(transport: Transport) {
     let _serial = serial();
-    let handle = scrape_endpoint();
+    let handle = transport.endpoint();
     let addr = handle.prometheus_addr().unwrap();
     let timeout = Duration::from_secs(5);
     let mut huge_header = b"GET /metrics HTTP/1.1\r\nX-Big: ".to_vec();
@@ -356,8 +537,11 @@ fn oversize_and_malformed_input_is_answered_and_survived() {
         ),
     ];
     for (name, request, expected) in cases {
-        let (outcome, _) = scrape(addr, request, timeout);
-        eprintln!("oversize/malformed: {name}: {outcome:?}");
+        let (outcome, _) = scrape(&transport, addr, request, timeout);
+        eprintln!(
+            "oversize/malformed ({}): {name}: {outcome:?}",
+            transport.name()
+        );
         match outcome {
             Outcome::Status(code, took) => {
                 assert_eq!(code, expected, "{name}");
@@ -369,35 +553,41 @@ fn oversize_and_malformed_input_is_answered_and_survived() {
     // A head that never ends is cut off at the header-read timeout with 408.
     let begun = Instant::now();
     let (outcome, _) = scrape(
+        &transport,
         addr,
         b"GET /metrics HTTP/1.1\r\nHost: a\r\n",
         Duration::from_secs(10),
     );
     let took = begun.elapsed();
-    eprintln!("oversize/malformed: unfinished head: {outcome:?} after {took:?}");
+    eprintln!(
+        "oversize/malformed ({}): unfinished head: {outcome:?} after {took:?}",
+        transport.name()
+    );
     assert!(matches!(outcome, Outcome::Status(408, _)), "{outcome:?}");
     assert!(
         took >= Duration::from_secs(4) && took < Duration::from_secs(7),
         "{took:?}"
     );
     assert!(matches!(
-        scrape(addr, SCRAPE, timeout).0,
+        scrape(&transport, addr, SCRAPE, timeout).0,
         Outcome::Status(200, _)
     ));
 }
 
-#[test]
-fn first_byte_latency_is_sub_millisecond_scale() {
+fn first_byte_latency_is_sub_millisecond_scale(transport: Transport) {
     let _serial = serial();
-    let handle = scrape_endpoint();
+    let handle = transport.endpoint();
     let addr = handle.prometheus_addr().unwrap();
     let mut first_bytes: Vec<Duration> = (0..200)
-        .filter_map(|_| scrape(addr, SCRAPE, Duration::from_secs(2)).1)
+        .filter_map(|_| scrape(&transport, addr, SCRAPE, Duration::from_secs(2)).1)
         .collect();
     first_bytes.sort();
     let median = percentile(&first_bytes, 0.5);
     let p99 = percentile(&first_bytes, 0.99);
-    eprintln!("first byte: 200 sequential scrapes: median {median:?}, p99 {p99:?}");
+    eprintln!(
+        "first byte ({}): 200 sequential scrapes: median {median:?}, p99 {p99:?}",
+        transport.name()
+    );
     assert_eq!(first_bytes.len(), 200);
     assert!(median < Duration::from_millis(5), "median {median:?}");
 }
@@ -426,13 +616,12 @@ fn server_thread_switches() -> Option<u64> {
 }
 
 #[cfg(target_os = "linux")]
-#[test]
-fn the_idle_endpoint_does_not_wake_up() {
+fn the_idle_endpoint_does_not_wake_up(transport: Transport) {
     let _serial = serial();
-    let handle = scrape_endpoint();
+    let handle = transport.endpoint();
     let addr = handle.prometheus_addr().unwrap();
     assert!(matches!(
-        scrape(addr, SCRAPE, Duration::from_secs(2)).0,
+        scrape(&transport, addr, SCRAPE, Duration::from_secs(2)).0,
         Outcome::Status(200, _)
     ));
     // Let the served connection's linger and timers finish first.
@@ -441,7 +630,10 @@ fn the_idle_endpoint_does_not_wake_up() {
     std::thread::sleep(Duration::from_secs(3));
     let after = server_thread_switches().expect("the server thread");
     let wakeups = after - before;
-    eprintln!("idle: the scrape server thread woke {wakeups} times in 3 s");
+    eprintln!(
+        "idle ({}): the scrape server thread woke {wakeups} times in 3 s",
+        transport.name()
+    );
     assert!(wakeups <= 1, "{wakeups} wake-ups in 3 s at idle");
     drop(handle);
 }

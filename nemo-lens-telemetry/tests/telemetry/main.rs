@@ -26,6 +26,8 @@ mod otlp_series_end;
 mod otlp_tls_self_signed;
 #[cfg(feature = "prometheus")]
 mod prometheus_endpoint;
+#[cfg(feature = "prometheus-tls")]
+mod prometheus_web_config;
 #[cfg(feature = "otlp-tls")]
 mod registry_bridge_otlp;
 mod setting_warnings;
