@@ -163,10 +163,17 @@ impl ClientCertVerifier for SanChecked {
         if names.iter().any(|name| self.allowed.contains(name)) {
             Ok(verified)
         } else {
-            Err(rustls::Error::General(format!(
-                "the client certificate has none of the allowed SANs {:?} (it has {names:?})",
-                self.allowed
-            )))
+            tracing::debug!(
+                target: "nemo_lens",
+                allowed = ?self.allowed,
+                presented = ?names,
+                "client certificate refused: none of the allowed SANs"
+            );
+            // Not valid for the names allowed: the alert Go's server sends,
+            // bad certificate.
+            Err(rustls::Error::InvalidCertificate(
+                rustls::CertificateError::NotValidForName,
+            ))
         }
     }
 

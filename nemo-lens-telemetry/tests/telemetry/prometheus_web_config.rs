@@ -461,3 +461,50 @@ fn exporter_toolkits_test_configurations_are_accepted_or_refused_as_there() {
         "outcomes differ from exporter-toolkit's: {disagree:?}"
     );
 }
+
+#[test]
+fn client_allowed_sans_let_in_only_the_named_clients() {
+    let _serial = serial();
+    let (pki, dir) = pki("web-sans");
+    let web = dir.0.join("web.yml");
+    let with_sans = |sans: &str| {
+        format!(
+            "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  \
+             client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: {}\n  \
+             client_allowed_sans: [{sans}]\n",
+            pki.ca_file.display()
+        )
+    };
+    // The test CA's client certificate carries the DNS name nemo-lens-client.
+    write(&web, &with_sans("\"other\", \"nemo-lens-client\""));
+    let handle = serve_under(&web).unwrap();
+    let port = port(&handle);
+    let cert = std::fs::read_to_string(&pki.client_cert_file).unwrap();
+    let key = std::fs::read_to_string(&pki.client_key_file).unwrap();
+    let ok = https_get(port, &pki.ca_cert, Some((&cert, &key)), None).unwrap();
+    assert_eq!(ok.status, 200, "{ok:?}");
+    write(&web, &with_sans("\"bad\""));
+    let err = https_get(port, &pki.ca_cert, Some((&cert, &key)), None).unwrap_err();
+    // The alert Go's server sends for it.
+    assert!(err.contains("BadCertificate"), "{err}");
+    handle.shutdown().unwrap();
+}
+
+#[test]
+fn the_rate_limit_answers_429_past_its_burst() {
+    let _serial = serial();
+    let (pki, dir) = pki("web-rate");
+    let web = dir.0.join("web.yml");
+    write(
+        &web,
+        "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n\
+         rate_limit:\n  interval: 1m\n  burst: 2\n",
+    );
+    let handle = serve_under(&web).unwrap();
+    let port = port(&handle);
+    let statuses: Vec<u16> = (0..3)
+        .map(|_| https_get(port, &pki.ca_cert, None, None).unwrap().status)
+        .collect();
+    assert_eq!(statuses, [200, 200, 429]);
+    handle.shutdown().unwrap();
+}
