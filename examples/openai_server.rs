@@ -577,7 +577,9 @@ async fn run() -> Result<(), Box<dyn Error>> {
                 .models([args.model.clone()])
                 .server_port(args.port),
         )
-        // Outside the OpenAI layer: what it records runs in the span.
+        // Either side of the OpenAI layer works: outside, the request starts
+        // in the span; inside, the layer notes it as the handler reads the
+        // body.
         .layer(axum::middleware::from_fn(traces::in_span))
         .route("/v1/models", get(models))
         .route("/metrics", get(metrics))

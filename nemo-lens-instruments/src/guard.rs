@@ -70,6 +70,14 @@ impl<S: Ended> Guard<S> {
         }
     }
 
+    /// Links the records to `span` when no sampled span was current at the
+    /// start (a layer outside the one that enters the request's span).
+    pub fn link_span(&mut self, span: nemo_lens_core::exemplar::SpanIds) {
+        if self.timing.is_timing() && self.span.span().is_none() {
+            self.span = Captured::of(span);
+        }
+    }
+
     /// `Instant::now()` when timing, so a disabled meter reads no clock.
     #[inline]
     pub fn now(&self) -> Option<Instant> {

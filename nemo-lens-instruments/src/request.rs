@@ -115,6 +115,28 @@ impl InferenceRequest {
     pub fn add_output_tokens(&mut self, tokens: u64) {
         self.guard.timing.add_outputs(tokens);
     }
+
+    /// Links what the request records (its durations' exemplars) to `span`,
+    /// when no sampled span was current when it started: a layer that runs
+    /// outside the one entering the request's span learns the span later,
+    /// where the handler runs. A span current at the start wins.
+    ///
+    /// ```
+    /// use nemo_lens::exemplar::SpanIds;
+    /// use nemo_lens::instruments::InferenceRequest;
+    /// use nemo_lens::opentelemetry::trace::{SpanId, TraceId};
+    /// use nemo_lens::testing::Capture;
+    ///
+    /// let capture = Capture::new();
+    /// let mut request = InferenceRequest::start(capture.meter()).model("llama");
+    /// request.link_span(SpanIds::new(TraceId::from(0xa1_u128), SpanId::from(0xb2_u64)));
+    /// request.finish();
+    /// let exemplars = capture.exemplars("gen_ai.server.request.duration", &[]);
+    /// assert_eq!(exemplars[0].trace_id_hex().unwrap(), format!("{:032x}", 0xa1));
+    /// ```
+    pub fn link_span(&mut self, span: nemo_lens_core::exemplar::SpanIds) {
+        self.guard.link_span(span);
+    }
 }
 
 impl Ended for InferenceMetrics {

@@ -10,7 +10,7 @@ use pin_project_lite::pin_project;
 
 use crate::config::Config;
 use crate::json::{Field, Found, JsonScan, Sink};
-use crate::recording::{store_model, ModelSlot, Recording, BODY_ERROR};
+use crate::recording::{store_model, ModelSlot, Recording, SpanSlot, BODY_ERROR};
 
 /// Calls `read` with each contiguous piece of `data`; `false` when the
 /// pieces did not hold all of it (a buffer of more than a few pieces, which
@@ -28,20 +28,23 @@ fn each_piece(data: &impl Buf, mut read: impl FnMut(&[u8])) -> bool {
     whole
 }
 
-/// The request body's `model`, found as the handler reads the body.
+/// The request body's `model`, found as the handler reads the body, and
+/// the span the handler reads it in.
 #[derive(Debug)]
 pub(crate) struct ModelScan {
     config: Arc<Config>,
     slot: ModelSlot,
     scan: JsonScan,
+    span: Option<SpanSlot>,
 }
 
 impl ModelScan {
-    pub(crate) fn new(config: Arc<Config>, slot: ModelSlot) -> Self {
+    pub(crate) fn new(config: Arc<Config>, slot: ModelSlot, span: SpanSlot) -> Self {
         ModelScan {
             config,
             slot,
             scan: JsonScan::default(),
+            span: Some(span),
         }
     }
 }
@@ -88,10 +91,22 @@ impl<B: Body> Body for RequestBody<B> {
     ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
         let this = self.project();
         let frame = ready!(this.inner.poll_frame(cx));
+        // The handler reads its body in the request's span, even when the
+        // layer entering it runs inside this one: the span is noted here,
+        // once.
+        if let Some(model) = this.scan.as_mut()
+            && let Some(slot) = &model.span
+            && let Some(current) = nemo_lens_core::exemplar::current()
+        {
+            let _ = slot.set(current);
+            model.span = None;
+        }
         if let (Some(Ok(frame)), Some(model)) = (&frame, this.scan.as_mut())
             && let Some(data) = frame.data_ref()
         {
-            let ModelScan { config, slot, scan } = model;
+            let ModelScan {
+                config, slot, scan, ..
+            } = model;
             let mut sink = ModelSink {
                 config,
                 slot,

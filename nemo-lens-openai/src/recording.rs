@@ -93,6 +93,10 @@ impl Operation {
 /// response ends: 0 while unknown, else 1 + the index of its attribute
 /// value among the declared models, or [`UNDECLARED`].
 pub(crate) type ModelSlot = Arc<AtomicU32>;
+
+/// The request's span, as the request body first saw it current: where the
+/// handler runs, inside a tracing layer added inside this one.
+pub(crate) type SpanSlot = Arc<std::sync::OnceLock<nemo_lens_core::exemplar::SpanIds>>;
 const UNDECLARED: u32 = u32::MAX;
 
 /// Stores the attribute of `written` in `slot`.
@@ -193,6 +197,7 @@ pub(crate) struct Recording {
     operation: Operation,
     request: Option<InferenceRequest>,
     model: ModelSlot,
+    span: SpanSlot,
     mode: Mode,
     /// The error status, as `error.type`.
     status_error: Option<StringValue>,
@@ -201,7 +206,12 @@ pub(crate) struct Recording {
 
 impl Recording {
     /// Starts timing a request to `operation` now.
-    pub(crate) fn start(config: Arc<Config>, operation: Operation, model: ModelSlot) -> Self {
+    pub(crate) fn start(
+        config: Arc<Config>,
+        operation: Operation,
+        model: ModelSlot,
+        span: SpanSlot,
+    ) -> Self {
         let mut request = InferenceRequest::start(&config.meter)
             .operation_name(operation.name())
             .provider_name(config.provider_name.clone())
@@ -217,6 +227,7 @@ impl Recording {
             operation,
             request: Some(request),
             model,
+            span,
             mode: Mode::Opaque,
             status_error: None,
             seen: Seen::default(),
@@ -224,7 +235,12 @@ impl Recording {
     }
 
     /// Reads the response's head: its status, and how to read its body.
+    /// The handler has run: a span it ran in (a tracing layer inside this
+    /// one) is the request's, for the exemplars of what it records.
     pub(crate) fn response(&mut self, head: &Parts) {
+        if let (Some(span), Some(request)) = (self.span.get(), self.request.as_mut()) {
+            request.link_span(*span);
+        }
         if head.status.is_client_error() || head.status.is_server_error() {
             self.status_error = Some(StringValue::from(head.status.as_str().to_owned()));
         }
@@ -427,7 +443,12 @@ mod tests {
     }
 
     fn streamed_as(config: &Arc<Config>, operation: Operation) -> Recording {
-        let mut recording = Recording::start(Arc::clone(config), operation, ModelSlot::default());
+        let mut recording = Recording::start(
+            Arc::clone(config),
+            operation,
+            ModelSlot::default(),
+            SpanSlot::default(),
+        );
         let head = http::Response::builder()
             .header(CONTENT_TYPE, "text/event-stream; charset=utf-8")
             .body(())

@@ -11,7 +11,7 @@ use tower_service::Service;
 
 use crate::body::{MeteredBody, ModelScan, RequestBody};
 use crate::config::Config;
-use crate::recording::{Operation, Recording};
+use crate::recording::{ModelSlot, Operation, Recording, SpanSlot};
 
 /// The service [`OpenAiLayer`](crate::OpenAiLayer) wraps around yours.
 #[derive(Debug, Clone)]
@@ -44,10 +44,14 @@ where
             .filter(|_| self.config.meter.is_enabled());
         let (recording, scan) = match operation {
             Some(operation) => {
-                let slot = Default::default();
-                let recording =
-                    Recording::start(Arc::clone(&self.config), operation, Arc::clone(&slot));
-                let scan = ModelScan::new(Arc::clone(&self.config), slot);
+                let (slot, span) = (ModelSlot::default(), SpanSlot::default());
+                let recording = Recording::start(
+                    Arc::clone(&self.config),
+                    operation,
+                    Arc::clone(&slot),
+                    Arc::clone(&span),
+                );
+                let scan = ModelScan::new(Arc::clone(&self.config), slot, span);
                 (Some(recording), Some(scan))
             }
             None => (None, None),

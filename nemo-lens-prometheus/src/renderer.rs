@@ -107,7 +107,12 @@ impl PrometheusRenderer {
         ))
     }
 
-    /// The current exposition in the text format.
+    /// The current exposition in the text format 0.0.4, whatever a scraper
+    /// asks for: it never carries exemplars (only OpenMetrics does) nor
+    /// native histograms. A `/metrics` route answers with
+    /// [`render_for`](Self::render_for) and the request's `Accept` header
+    /// instead, as the exporters guide's snippet does; this is for a dump
+    /// to a file or a log.
     pub fn render(&self) -> Result<Exposition, RenderError> {
         self.render_as(Format::Text)
     }

@@ -55,6 +55,8 @@ mod native_histograms_e2e;
 mod observe;
 #[cfg(feature = "openai")]
 mod openai_apis;
+#[cfg(all(feature = "openai", feature = "testing"))]
+mod openai_exemplars;
 #[cfg(feature = "openai")]
 mod openai_layer;
 mod parity;

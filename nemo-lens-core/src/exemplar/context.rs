@@ -133,6 +133,12 @@ impl Captured {
         Captured(None)
     }
 
+    /// `span`, captured: what a layer that learns the request's span after
+    /// its start links its records to.
+    pub const fn of(span: SpanIds) -> Self {
+        Captured(Some(span))
+    }
+
     /// The span captured.
     pub fn span(self) -> Option<SpanIds> {
         self.0
