@@ -6,8 +6,8 @@
 pub use nemo_lens_core::{
     get_meter, prometheus_label, AttributeDescriptor, AttributeValue, Attributes, Descriptor,
     ExemplarFilter, FixedAttributeValue, Guarded, InstrumentKind, Instruments, KeyPart, Meter,
-    Observation, ObserveError, PrometheusNames, SemconvGate, SemconvOptIn, SetSlot, ValueType,
-    WeakMeter, GEN_AI_LATEST_EXPERIMENTAL, SEMCONV_STABILITY_OPT_IN,
+    Observation, ObserveError, PrometheusNames, SemconvGate, SemconvOptIn, SeriesExpiry, SetSlot,
+    ValueType, WeakMeter, GEN_AI_LATEST_EXPERIMENTAL, SEMCONV_STABILITY_OPT_IN,
 };
 /// Derives [`AttributeValue`](trait@AttributeValue) and
 /// [`FixedAttributeValue`] for a field-less enum; see the

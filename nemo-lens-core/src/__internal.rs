@@ -9,12 +9,11 @@
 //! [`Meter`] and [`Registry`] stay what users see.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use opentelemetry::InstrumentationScope;
 
 use crate::exemplar::ExemplarFilter;
-use crate::owned::expiry::{Clock, Expiry};
+use crate::owned::expiry::{Clock, Expiry, SeriesExpiry};
 use crate::owned::Registry;
 use crate::{Meter, SemconvOptIn};
 
@@ -77,13 +76,13 @@ pub fn meter_with_scope(
     meter.with_scope(otel, scope)
 }
 
-/// A registry whose series end once idle for `idle_timeout` (never when
-/// `None` or zero), timed by `clock` (the monotonic clock when `None`),
-/// keeping the exemplars `exemplar_filter` keeps.
+/// A registry whose series end as `expiry` says, timed by `clock` (the
+/// monotonic clock when `None`), keeping the exemplars `exemplar_filter`
+/// keeps.
 pub fn registry_with(
-    idle_timeout: Option<Duration>,
+    expiry: SeriesExpiry,
     clock: Option<Arc<dyn Clock>>,
     exemplar_filter: ExemplarFilter,
 ) -> Arc<Registry> {
-    Registry::with_settings(Expiry::new(idle_timeout, clock), exemplar_filter)
+    Registry::with_settings(Expiry::new(expiry, clock), exemplar_filter)
 }

@@ -59,6 +59,7 @@ pub use instruments::{Guarded, Instruments};
 pub use meter::MeterLease;
 pub use meter::{Meter, WeakMeter};
 pub use observe::{Observation, ObserveError};
+pub use owned::expiry::SeriesExpiry;
 pub use prometheus_names::{prometheus_label, PrometheusNames};
 pub use record::{AttributeValue, FixedAttributeValue, KeyPart};
 pub use semconv::{

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use metrics::Unit;
 use nemo_lens_core::owned::Histogram;
@@ -13,6 +13,7 @@ use opentelemetry::metrics::{AsyncInstrument, ObservableCounter, ObservableGauge
 
 use super::handles::{CounterSeries, GaugeSeries, HistogramSeries, Idles, SeriesKey};
 use super::names::ucum;
+use super::timeouts::Timeouts;
 
 /// The kind a name was first registered with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,18 +59,17 @@ pub(crate) struct Series<T> {
 /// registered to a series being expired.
 pub(crate) struct Observed<T> {
     series: Mutex<Series<T>>,
-    /// `Some` when this kind expires.
-    idle_timeout: Option<Duration>,
+    timeouts: Timeouts,
 }
 
 impl<T> Observed<T> {
-    fn new(idle_timeout: Option<Duration>) -> Self {
+    fn new(timeouts: Timeouts) -> Self {
         Observed {
             series: Mutex::new(Series {
                 by_labels: HashMap::new(),
                 overflow: None,
             }),
-            idle_timeout,
+            timeouts,
         }
     }
 
@@ -167,7 +167,7 @@ fn collect<T: Idles>(
         overflow,
     } = &mut *series;
     let idle = |s: &Arc<T>, references: usize| {
-        observed.idle_timeout.is_some_and(|timeout| {
+        observed.timeouts.of(s.attributes()).is_some_and(|timeout| {
             s.recency().idle_for(now) > timeout && Arc::strong_count(s) <= references
         })
     };
@@ -206,12 +206,8 @@ impl NewInstrument<'_> {
             .and_then(|u| ucum(u.as_str()))
     }
 
-    pub(crate) fn counter(
-        self,
-        idle_timeout: Option<Duration>,
-        expire: Expire<CounterSeries>,
-    ) -> Instrument {
-        let observed = Arc::new(Observed::new(idle_timeout));
+    pub(crate) fn counter(self, timeouts: Timeouts, expire: Expire<CounterSeries>) -> Instrument {
+        let observed = Arc::new(Observed::new(timeouts));
         let mut builder = self
             .meter
             .otel()
@@ -229,12 +225,8 @@ impl NewInstrument<'_> {
         }
     }
 
-    pub(crate) fn gauge(
-        self,
-        idle_timeout: Option<Duration>,
-        expire: Expire<GaugeSeries>,
-    ) -> Instrument {
-        let observed = Arc::new(Observed::new(idle_timeout));
+    pub(crate) fn gauge(self, timeouts: Timeouts, expire: Expire<GaugeSeries>) -> Instrument {
+        let observed = Arc::new(Observed::new(timeouts));
         let mut builder = self
             .meter
             .otel()

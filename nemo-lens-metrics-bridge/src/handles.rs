@@ -64,11 +64,16 @@ impl Recency {
 /// A series that expires when idle: counters and gauges.
 pub(crate) trait Idles {
     fn recency(&self) -> &Recency;
+    fn attributes(&self) -> &[KeyValue];
 }
 
 impl Idles for CounterSeries {
     fn recency(&self) -> &Recency {
         &self.recency
+    }
+
+    fn attributes(&self) -> &[KeyValue] {
+        &self.attributes
     }
 }
 
@@ -76,11 +81,19 @@ impl Idles for GaugeSeries {
     fn recency(&self) -> &Recency {
         &self.recency
     }
+
+    fn attributes(&self) -> &[KeyValue] {
+        &self.attributes
+    }
 }
 
 impl Idles for HistogramSeries {
     fn recency(&self) -> &Recency {
         &self.recency
+    }
+
+    fn attributes(&self) -> &[KeyValue] {
+        &self.attributes
     }
 }
 

@@ -96,6 +96,7 @@ mod names;
 mod recorder;
 mod registry;
 mod summary;
+mod timeouts;
 
 pub use builder::MetricsBridge;
 pub use error::BridgeError;

@@ -24,6 +24,7 @@ use super::matcher::{BucketRules, Matcher};
 use super::names::{sanitize_label_key, sanitize_metric_name};
 use super::registry::{Registry, RegistryKey, Removal};
 use super::summary::{Summaries, SummaryConfig};
+use super::timeouts::Timeouts;
 
 /// A recorder of the `metrics` facade that exports through nemo-lens: on
 /// its Prometheus endpoint under the names `metrics-exporter-prometheus`
@@ -175,17 +176,35 @@ impl BridgeRecorder {
 
 impl Holder for Inner {
     fn sweep(&self, _now: Duration, _timeout: Option<Duration>) {
-        // Timed as counters and gauges are, with the bridge's own timeout
-        // first.
-        let Some(timeout) = self.idle_timeout(MetricKind::Histogram) else {
+        // Timed as counters and gauges are: the bridge's own timeout
+        // first, else the registry's for the histogram and its labels.
+        let own = self
+            .settings
+            .idle_timeout
+            .filter(|_| self.settings.idle_mask.matches(MetricKind::Histogram));
+        let registry = self.meter.as_ref().and_then(Meter::registry);
+        if own.is_none() && registry.is_none_or(|r| r.series_expiry().is_never()) {
+            // Nothing can end: no need for the families' lock (a scrape
+            // may run while a histogram is being made under it).
             return;
-        };
+        }
         let now = std::time::Instant::now();
-        self.end_histograms(|series| series.recency().idle_for(now) > timeout);
+        let mut timeouts: Option<(String, Timeouts)> = None;
+        self.end_histograms(|name, series| {
+            if timeouts.as_ref().is_none_or(|(n, _)| n != name) {
+                let otel = nemo_lens_core::__internal::bridge::otel_name(name);
+                let otel = otel.as_deref().unwrap_or(name);
+                timeouts = Some((name.to_owned(), self.timeouts(MetricKind::Histogram, otel)));
+            }
+            let timeout = timeouts
+                .as_ref()
+                .and_then(|(_, t)| t.of(&series.attributes));
+            timeout.is_some_and(|timeout| series.recency().idle_for(now) > timeout)
+        });
     }
 
     fn forget(&self, attribute: &KeyValue) {
-        self.end_histograms(|series| series.attributes.contains(attribute));
+        self.end_histograms(|_, series| series.attributes.contains(attribute));
     }
 }
 
@@ -214,24 +233,21 @@ impl Inner {
         merged
     }
 
-    /// The bridge's own timeout for `kind`, else the registry's
-    /// (`NEMO_LENS_SERIES_IDLE_TIMEOUT`).
-    fn idle_timeout(&self, kind: MetricKind) -> Option<Duration> {
-        self.settings
+    /// The bridge's own timeout for `kind`, else the registry's rules for
+    /// the instrument `name`.
+    fn timeouts(&self, kind: MetricKind, name: &str) -> Timeouts {
+        let own = self
+            .settings
             .idle_timeout
-            .filter(|_| self.settings.idle_mask.matches(kind))
-            .or_else(|| {
-                self.meter
-                    .as_ref()
-                    .and_then(Meter::registry)
-                    .and_then(|registry| registry.idle_timeout())
-            })
+            .filter(|_| self.settings.idle_mask.matches(kind));
+        let registry = self.meter.as_ref().and_then(Meter::registry);
+        Timeouts::new(own, name, registry.map(|r| r.series_expiry()))
     }
 
     /// Ends the histogram series `ends` picks among those no handle of the
     /// application holds: their keys leave the look-up, their summaries
     /// the exposition, and their nemo-lens series every exporter.
-    fn end_histograms(&self, mut ends: impl FnMut(&HistogramSeries) -> bool) {
+    fn end_histograms(&self, mut ends: impl FnMut(&str, &HistogramSeries) -> bool) {
         let mut ended = Vec::new();
         {
             let mut families = self.lock_families();
@@ -248,7 +264,7 @@ impl Inner {
                 let mut gone = Vec::new();
                 series.by_labels.retain(|_, entry| {
                     let unheld = Arc::strong_count(&entry.series) <= 1 + entry.keys.len();
-                    if !unheld || !ends(&entry.series) || !self.unregister_all(entry) {
+                    if !unheld || !ends(name, &entry.series) || !self.unregister_all(entry) {
                         return true;
                     }
                     if let Some(summary) = &entry.series.summary {
@@ -339,6 +355,7 @@ impl Inner {
                 let Some(otel_name) = nemo_lens_core::__internal::bridge::otel_name(name) else {
                     return Err(refuse(&mut family.warned, Refusal::Name));
                 };
+                let otel = otel_name.clone();
                 let new = NewInstrument {
                     meter,
                     otel_name,
@@ -346,11 +363,11 @@ impl Inner {
                 };
                 let instrument = match kind {
                     Kind::Counter => new.counter(
-                        self.idle_timeout(MetricKind::Counter),
+                        self.timeouts(MetricKind::Counter, &otel),
                         self.expiry(Inner::unregister_counter, Inner::reregister_counter),
                     ),
                     Kind::Gauge => new.gauge(
-                        self.idle_timeout(MetricKind::Gauge),
+                        self.timeouts(MetricKind::Gauge, &otel),
                         self.expiry(Inner::unregister_gauge, Inner::reregister_gauge),
                     ),
                     Kind::Histogram => self.new_histogram_instrument(name, new),

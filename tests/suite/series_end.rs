@@ -336,3 +336,142 @@ fn bridged_histograms_expire_unless_held() {
     assert!(body.contains("held_seconds_count 2\n"), "{body}");
     telemetry.shutdown().unwrap();
 }
+
+/// One replica of a gateway: its own request series (what the OpenAI
+/// layer records) and its calls to three backends (`ModelCall`, one series
+/// per `server.address`), all recorded, then a minute and a second of
+/// silence. Scoped to `server.address`, the timeout ends the backends'
+/// series and keeps the service's, which `nemo-lens top` reads as a zero
+/// request rate; process-wide, it ends both, and top has nothing to read.
+#[test]
+fn a_gateway_s_backends_end_while_its_own_series_stay_and_read_zero_in_top() {
+    use nemo_lens::instruments::{InferenceRequest, ModelCall};
+    use nemo_lens_cli::top::exposition::parse_text;
+    use nemo_lens_cli::top::fetch::Outcome;
+    use nemo_lens_cli::top::Fleet;
+
+    let _serial = exclusive();
+    let mut rates = Vec::new();
+    for keys in [Some("server.address"), None] {
+        let clock = Arc::new(ManualClock::new());
+        let mut env = vec![("NEMO_LENS_SERIES_IDLE_TIMEOUT", "1m")];
+        env.extend(keys.map(|k| ("NEMO_LENS_SERIES_IDLE_KEYS", k)));
+        let telemetry = telemetry(clock.clone(), &env);
+        let meter = &telemetry.meter;
+        let addr = telemetry.prometheus_addr().unwrap();
+        for backend in 0..3 {
+            for _ in 0..4 {
+                let mut request = InferenceRequest::start(meter)
+                    .model("llama")
+                    .input_tokens(100);
+                let mut call = ModelCall::start(meter)
+                    .model("llama")
+                    .server_address(format!("10.0.0.{backend}"))
+                    .server_port(8000);
+                call.chunk();
+                request.first_token();
+                request.add_output_tokens(20);
+                call.input_tokens(100).output_tokens(20).finish();
+                request.finish();
+            }
+        }
+        let busy = scrape(addr);
+        let calls = by_address(&busy, "gen_ai_client_operation_duration_seconds_count");
+        let expected: BTreeMap<String, f64> =
+            (0..3).map(|b| (format!("10.0.0.{b}"), 4.0)).collect();
+        assert_eq!(calls, expected, "{busy}");
+        clock.advance(Duration::from_secs(61));
+        let quiet = scrape(addr);
+        assert!(
+            !quiet.contains("server_address=\""),
+            "the backends' series end after the timeout either way:\n{quiet}"
+        );
+        let served = quiet
+            .lines()
+            .find(|l| l.starts_with("gen_ai_server_request_duration_seconds_count{"));
+        match keys {
+            Some(_) => assert!(
+                served.is_some_and(|l| l.ends_with(" 12")),
+                "the service's series stay:\n{quiet}"
+            ),
+            None => assert_eq!(served, None, "{quiet}"),
+        }
+        // top reads the replica before and after the silence.
+        let url = format!("http://{addr}/metrics");
+        let mut fleet = Fleet::new(std::slice::from_ref(&url), Duration::from_secs(1));
+        let start = std::time::Instant::now();
+        for (n, body) in [&busy, &quiet].into_iter().enumerate() {
+            let read = Outcome::Read(parse_text(body).unwrap());
+            fleet.record(0, start + Duration::from_secs(n as u64 * 61), read);
+        }
+        let (rows, _) = fleet.rows();
+        rates.push(rows[0].interval.requests_per_s);
+        telemetry.shutdown().unwrap();
+    }
+    assert_eq!(
+        rates,
+        [Some(0.0), None],
+        "scoped: a quiet replica reads 0 requests/s; process-wide: nothing (shown as —)"
+    );
+}
+
+/// 300 backends in waves of 20 every 0.7 s through a limit of 100, each
+/// recorded through a set (whose cache of bound handles holds its
+/// series), with a 2 s timeout and a scrape every 2.1 s: at most 60
+/// backends were recorded in the last 2 s when a wave comes, so none
+/// overflows, and every backend's request reaches a scrape before its
+/// series ends.
+#[test]
+fn backends_in_waves_through_the_limit_end_before_one_overflows() {
+    let _serial = exclusive();
+    let clock = Arc::new(ManualClock::new());
+    let telemetry = telemetry(
+        clock.clone(),
+        &[
+            ("NEMO_LENS_SERIES_IDLE_TIMEOUT", "2s"),
+            ("NEMO_LENS_CARDINALITY_LIMIT", "100"),
+        ],
+    );
+    let meter = &telemetry.meter;
+    let addr = telemetry.prometheus_addr().unwrap();
+    let step = Duration::from_millis(700);
+    let every = Duration::from_millis(2100);
+    let mut now = Duration::ZERO;
+    let mut advance_to = |to: Duration| {
+        clock.advance(to - now);
+        now = to;
+    };
+    let mut seen: BTreeMap<String, f64> = BTreeMap::new();
+    let read = |seen: &mut BTreeMap<String, f64>| {
+        let body = scrape(addr);
+        assert!(!body.contains("otel_metric_overflow"), "{body}");
+        let requests = by_address(&body, "router_upstream_requests_total");
+        assert!(requests.len() <= 100, "{} series", requests.len());
+        assert_eq!(
+            requests,
+            by_address(&body, "router_upstream_duration_seconds_count")
+        );
+        seen.extend(requests);
+    };
+    let mut next_scrape = every;
+    for wave in 0..15_u32 {
+        for n in 0..20 {
+            Upstream::default()
+                .requests(1)
+                .duration_s(0.05)
+                .backend(format!("10.0.{wave}.{n}:8000"))
+                .record(meter);
+        }
+        let next_wave = step * (wave + 1);
+        while next_scrape <= next_wave {
+            advance_to(next_scrape);
+            read(&mut seen);
+            next_scrape += every;
+        }
+        advance_to(next_wave);
+    }
+    read(&mut seen);
+    assert_eq!(seen.len(), 300);
+    assert!(seen.values().all(|v| *v == 1.0), "{seen:?}");
+    telemetry.shutdown().unwrap();
+}

@@ -128,12 +128,12 @@ impl<C: HistogramCell> OwnedHistogram<C> {
         fresh: impl Fn() -> C + Send + Sync + 'static,
     ) -> Self {
         OwnedHistogram {
+            series: SeriesMap::new(limit, expiry.for_instrument(&name), |_| false),
             scope,
             name,
             description,
             unit,
             fresh: Box::new(fresh),
-            series: SeriesMap::new(limit, expiry, |_| false),
         }
     }
 

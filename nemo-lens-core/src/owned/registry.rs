@@ -5,12 +5,13 @@ use std::any::Any;
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
+
 use std::time::{Duration, SystemTime};
 
 use opentelemetry::{InstrumentationScope, KeyValue};
 
 use super::collected::{OwnedMetric, OwnedScope};
-use super::expiry::{Clock, Expiry, Forgotten, Holder};
+use super::expiry::{Clock, Expiry, Forgotten, Holder, SeriesExpiry};
 use super::gathered::{Gather, GatheredScope, Gathering};
 
 /// What the registry asks of every owned instrument at a collection.
@@ -47,7 +48,6 @@ pub struct Registry {
     exemplar_filter: ExemplarFilter,
     instruments: Mutex<Instruments>,
     gathering: Mutex<Gathering>,
-    holders: Mutex<Vec<Weak<dyn Holder>>>,
     /// Names of the observable instruments built on a meter of this
     /// registry, which the SDK holds.
     observables: Mutex<Vec<String>>,
@@ -72,7 +72,13 @@ impl Registry {
     /// when it is zero), timed by `clock` (the system's monotonic clock
     /// when `None`).
     pub fn with_idle_timeout(timeout: Duration, clock: Option<Arc<dyn Clock>>) -> Arc<Self> {
-        Self::with_expiry(Expiry::new(Some(timeout), clock))
+        Self::with_expiry(Expiry::new(SeriesExpiry::after(timeout), clock))
+    }
+
+    /// An empty registry whose series end as `expiry` says, timed by
+    /// `clock` (the system's monotonic clock when `None`).
+    pub fn with_series_expiry(expiry: SeriesExpiry, clock: Option<Arc<dyn Clock>>) -> Arc<Self> {
+        Self::with_expiry(Expiry::new(expiry, clock))
     }
 
     pub(crate) fn with_expiry(expiry: Expiry) -> Arc<Self> {
@@ -92,14 +98,20 @@ impl Registry {
             exemplar_filter,
             instruments: Mutex::default(),
             gathering: Mutex::default(),
-            holders: Mutex::default(),
             observables: Mutex::default(),
         })
     }
 
-    /// How long a series may go unrecorded before it ends; `None`: never.
+    /// How long a series that no rule of its
+    /// [`series_expiry`](Self::series_expiry) names may go unrecorded
+    /// before it ends; `None`: never.
     pub fn idle_timeout(&self) -> Option<Duration> {
-        self.expiry.timeout
+        self.expiry.rules.otherwise()
+    }
+
+    /// Which series end when idle, and after how long.
+    pub fn series_expiry(&self) -> &SeriesExpiry {
+        &self.expiry.rules
     }
 
     /// Which records leave an exemplar in this registry's histograms.
@@ -114,18 +126,11 @@ impl Registry {
     /// Adds something that holds series (bound handles), asked to let go
     /// of idle and forgotten ones before each sweep; kept while it lives.
     pub fn add_holder(&self, holder: Weak<dyn Holder>) {
-        let mut holders = self.holders.lock().unwrap_or_else(PoisonError::into_inner);
-        holders.retain(|h| h.strong_count() > 0);
-        holders.push(holder);
+        self.expiry.holders.add(holder);
     }
 
     fn holders(&self) -> Vec<Arc<dyn Holder>> {
-        self.holders
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .iter()
-            .filter_map(Weak::upgrade)
-            .collect()
+        self.expiry.holders.live()
     }
 
     fn all(&self) -> Vec<Arc<dyn Collect>> {
@@ -136,15 +141,15 @@ impl Registry {
             .clone()
     }
 
-    /// Ends every series idle for the timeout (nothing without one):
+    /// Ends every series idle for its timeout (nothing without one):
     /// holders let go of their idle handles first. Each collection sweeps
     /// before it reads.
     pub fn sweep(&self) {
         let now = self.expiry.now();
         for holder in self.holders() {
-            holder.sweep(now, self.expiry.timeout);
+            holder.sweep(now, self.expiry.rules.shortest());
         }
-        if self.expiry.timeout.is_some() {
+        if !self.expiry.rules.is_never() {
             for instrument in self.all() {
                 instrument.sweep();
             }
@@ -157,7 +162,7 @@ impl Registry {
     /// instruments), and when an instrument is being built (under the
     /// instruments' lock, waiting on the pipeline's) nothing is swept.
     pub(crate) fn sweep_in_collection(&self) {
-        if self.expiry.timeout.is_none() {
+        if self.expiry.rules.is_never() {
             return;
         }
         let Ok(instruments) = self.instruments.try_lock() else {

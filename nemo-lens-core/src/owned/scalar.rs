@@ -418,7 +418,7 @@ impl<'a, K: ScalarKind> ScalarBuilder<'a, K> {
                         name: spec.name.clone().into_owned(),
                         series: SeriesMap::new(
                             limit,
-                            owned.registry.expiry().clone(),
+                            owned.registry.expiry().for_instrument(&spec.name),
                             K::holds_state,
                         ),
                     });

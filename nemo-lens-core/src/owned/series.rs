@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime};
 
 use opentelemetry::KeyValue;
 
-use super::expiry::{self, Expiry, Forgotten};
+use super::expiry::{self, Forgotten, InstrumentExpiry};
 use crate::cells;
 use crate::overflow::OVERFLOW_ATTRIBUTE;
 
@@ -42,8 +42,13 @@ struct Entry<C> {
     /// each.
     aliases: Vec<Vec<KeyValue>>,
     start: SystemTime,
-    /// When a sweep last saw it recorded into, by the expiry's clock.
+    /// When a harvest last saw it recorded into, by the expiry's clock.
     seen: Duration,
+    /// How long it may go unrecorded; `None`: never.
+    timeout: Option<Duration>,
+    /// Recorded since the last collection read it (a harvest between
+    /// collections took its flag): it does not end before one reads it.
+    unread: bool,
     /// Made or recorded by `start_at_zero`: never idle.
     pinned: bool,
 }
@@ -52,6 +57,8 @@ struct Entries<C> {
     in_order: Vec<Entry<C>>,
     /// Entries with attributes, which the limit counts.
     keyed: usize,
+    /// When the touched flags were last taken, by the expiry's clock.
+    harvested: Option<Duration>,
 }
 
 /// Series keyed by attribute set. Both the spelling recorded and the one
@@ -64,19 +71,20 @@ pub(crate) struct SeriesMap<C> {
     entries: RwLock<Entries<C>>,
     overflow: OnceLock<(Arc<C>, SystemTime)>,
     limit: usize,
-    expiry: Expiry,
+    expiry: InstrumentExpiry,
     /// Whether a series holds live state (an up-down counter away from
     /// zero), which keeps it however long it is idle.
     live: fn(&C) -> bool,
 }
 
 impl<C: Touched> SeriesMap<C> {
-    pub(crate) fn new(limit: usize, expiry: Expiry, live: fn(&C) -> bool) -> Self {
+    pub(crate) fn new(limit: usize, expiry: InstrumentExpiry, live: fn(&C) -> bool) -> Self {
         SeriesMap {
             by_attributes: RwLock::default(),
             entries: RwLock::new(Entries {
                 in_order: Vec::new(),
                 keyed: 0,
+                harvested: None,
             }),
             overflow: OnceLock::new(),
             limit,
@@ -112,52 +120,84 @@ impl<C: Touched> SeriesMap<C> {
     #[cold]
     fn insert(&self, attributes: &[KeyValue], make: impl Fn() -> C) -> Arc<C> {
         let sorted = sort_and_dedup(attributes);
-        let (mut by_attributes, mut entries) = self.write();
-        let found = by_attributes
-            .get(attributes)
-            .or_else(|| by_attributes.get(&sorted))
-            .map(Arc::clone);
-        if let Some(found) = found {
-            if let Some(entry) = entries
-                .in_order
-                .iter_mut()
-                .find(|e| Arc::ptr_eq(&e.series, &found))
-            {
-                entry.pinned |= expiry::pinning();
-                if !by_attributes.contains_key(attributes) {
-                    entry.aliases.push(attributes.to_vec());
-                    by_attributes.insert(attributes.to_vec(), Arc::clone(&found));
+        let may_end = self.expiry.resolved.may_end();
+        let mut holders_asked = false;
+        loop {
+            let (mut by_attributes, mut entries) = self.write();
+            if let Some(found) = known(&mut by_attributes, &mut entries, attributes, &sorted) {
+                return found;
+            }
+            if may_end {
+                self.harvest_if_due(&mut entries);
+            }
+            if !sorted.is_empty() && entries.keyed >= self.limit {
+                if may_end && !holders_asked {
+                    // Room that idle series hold goes to new ones before
+                    // overflow; their holders let go of them first, with
+                    // no lock of ours held (a holder's lock may be held
+                    // by a thread waiting on ours).
+                    drop((by_attributes, entries));
+                    let now = self.expiry.now();
+                    for holder in self.expiry.holders.live() {
+                        holder.sweep_for_room(now, self.expiry.shortest);
+                    }
+                    holders_asked = true;
+                    continue;
+                }
+                self.sweep_locked(&mut by_attributes, &mut entries, false);
+                if entries.keyed >= self.limit {
+                    let (overflow, _) = self
+                        .overflow
+                        .get_or_init(|| (Arc::new(make()), SystemTime::now()));
+                    return Arc::clone(overflow);
                 }
             }
-            return found;
+            let made = Arc::new(make());
+            let mut aliases = vec![sorted.clone()];
+            by_attributes.insert(sorted.clone(), Arc::clone(&made));
+            if attributes != sorted.as_slice() {
+                aliases.push(attributes.to_vec());
+                by_attributes.insert(attributes.to_vec(), Arc::clone(&made));
+            }
+            entries.keyed += usize::from(!sorted.is_empty());
+            let timeout = self.expiry.resolved.timeout_of(&sorted);
+            entries.in_order.push(Entry {
+                attributes: sorted,
+                series: Arc::clone(&made),
+                aliases,
+                start: SystemTime::now(),
+                seen: self.expiry.now(),
+                timeout,
+                unread: false,
+                pinned: expiry::pinning(),
+            });
+            return made;
         }
-        if !sorted.is_empty() && entries.keyed >= self.limit {
-            // Room that idle series hold goes to new ones before overflow.
-            self.sweep_locked(&mut by_attributes, &mut entries);
-            if entries.keyed >= self.limit {
-                let (overflow, _) = self
-                    .overflow
-                    .get_or_init(|| (Arc::new(make()), SystemTime::now()));
-                return Arc::clone(overflow);
+    }
+
+    /// Notes which series were recorded since the last harvest, unless it
+    /// ran less than a sixteenth of the timeout ago, and has the holders
+    /// do the same: the series made in waves, a scrape apart or not, are
+    /// timed from their last record rather than from the next scrape.
+    fn harvest_if_due(&self, entries: &mut Entries<C>) {
+        let Some(every) = self.expiry.harvest_every() else {
+            return;
+        };
+        let now = self.expiry.now();
+        self.expiry.holders.harvest(now, every);
+        if entries
+            .harvested
+            .is_some_and(|last| now.saturating_sub(last) < every)
+        {
+            return;
+        }
+        entries.harvested = Some(now);
+        for entry in &mut entries.in_order {
+            if entry.series.take_touched() {
+                entry.seen = now;
+                entry.unread = true;
             }
         }
-        let made = Arc::new(make());
-        let mut aliases = vec![sorted.clone()];
-        by_attributes.insert(sorted.clone(), Arc::clone(&made));
-        if attributes != sorted.as_slice() {
-            aliases.push(attributes.to_vec());
-            by_attributes.insert(attributes.to_vec(), Arc::clone(&made));
-        }
-        entries.keyed += usize::from(!sorted.is_empty());
-        entries.in_order.push(Entry {
-            attributes: sorted,
-            series: Arc::clone(&made),
-            aliases,
-            start: SystemTime::now(),
-            seen: self.expiry.now(),
-            pinned: expiry::pinning(),
-        });
-        made
     }
 
     /// Runs `f` on every series in the order they were made, the overflow
@@ -173,31 +213,45 @@ impl<C: Touched> SeriesMap<C> {
         }
     }
 
-    /// Ends the series idle for the timeout; nothing without one.
+    /// Ends the series idle for their timeout; nothing without one.
     pub(crate) fn sweep(&self) {
-        if self.expiry.timeout.is_none() {
+        if !self.expiry.resolved.may_end() {
             return;
         }
         let (mut by_attributes, mut entries) = self.write();
-        self.sweep_locked(&mut by_attributes, &mut entries);
+        self.sweep_locked(&mut by_attributes, &mut entries, true);
     }
 
+    /// Ends the series idle past their timeout. A collection sweeps right
+    /// before it reads (`collecting`); any other sweep (a new series at the
+    /// limit) keeps the series whose records no collection has read yet.
     fn sweep_locked(
         &self,
         by_attributes: &mut HashMap<Vec<KeyValue>, Arc<C>>,
         entries: &mut Entries<C>,
+        collecting: bool,
     ) {
-        let Some(timeout) = self.expiry.timeout else {
+        if !self.expiry.resolved.may_end() {
             return;
-        };
+        }
         let now = self.expiry.now();
+        entries.harvested = Some(now);
         let live = self.live;
         let before = entries.in_order.len();
         entries.in_order.retain_mut(|entry| {
             if entry.series.take_touched() {
                 entry.seen = now;
+                entry.unread = !collecting;
                 return true;
             }
+            if entry.unread {
+                // A collection reads it next; until then it stays.
+                entry.unread = !collecting;
+                return true;
+            }
+            let Some(timeout) = entry.timeout else {
+                return true;
+            };
             if entry.pinned
                 || now.saturating_sub(entry.seen) < timeout
                 || live(&entry.series)
@@ -209,6 +263,7 @@ impl<C: Touched> SeriesMap<C> {
             // raised the flag before it let go: seen through the fence.
             if entry.series.take_touched() {
                 entry.seen = now;
+                entry.unread = !collecting;
                 return true;
             }
             for alias in &entry.aliases {
@@ -278,6 +333,33 @@ impl<C: Touched> SeriesMap<C> {
             .in_order
             .len()
     }
+}
+
+/// The series of `attributes` (spelt `sorted` when exported), if the map
+/// has it: a spelling first seen is added as an alias, and a series found
+/// from inside `start_at_zero` is pinned.
+fn known<C>(
+    by_attributes: &mut HashMap<Vec<KeyValue>, Arc<C>>,
+    entries: &mut Entries<C>,
+    attributes: &[KeyValue],
+    sorted: &[KeyValue],
+) -> Option<Arc<C>> {
+    let found = by_attributes
+        .get(attributes)
+        .or_else(|| by_attributes.get(sorted))
+        .map(Arc::clone)?;
+    if let Some(entry) = entries
+        .in_order
+        .iter_mut()
+        .find(|e| Arc::ptr_eq(&e.series, &found))
+    {
+        entry.pinned |= expiry::pinning();
+        if !by_attributes.contains_key(attributes) {
+            entry.aliases.push(attributes.to_vec());
+            by_attributes.insert(attributes.to_vec(), Arc::clone(&found));
+        }
+    }
+    Some(found)
 }
 
 /// Whether nothing but the map holds `entry`'s series. Called with the

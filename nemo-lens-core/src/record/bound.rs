@@ -286,17 +286,7 @@ impl<B> Inner<B> {
         parts: &[Option<KeyPart<'_>>],
         make: impl FnOnce(Box<[KeyValue]>) -> B,
     ) -> Option<Arc<Slot<B>>> {
-        // A writer that panicked left the table intact: it is swapped whole.
-        let _writer = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
         let _ = self.keys.set(keys.into());
-        let table = self.table.load_full();
-        if let Some(entry) = table.find(hash, |e| e.hash == hash && e.matches(parts)) {
-            entry.slot.mark();
-            return Some(Arc::clone(&entry.slot));
-        }
-        if table.len() >= BOUND_LIMIT {
-            return None;
-        }
         let values: Arc<[Option<Value>]> = parts
             .iter()
             .map(|part| part.map(KeyPart::to_value))
@@ -309,8 +299,23 @@ impl<B> Inner<B> {
                 Some(KeyValue::new(Key::from_static_str(key), value))
             })
             .collect();
+        // Made outside the writer lock: binding may make series, and a
+        // series map at its cardinality limit asks this map's sweep to
+        // let go of idle bundles, which takes the lock. Two threads may
+        // make a bundle for the same values; the second is dropped.
+        let made = make(attributes);
+        // A writer that panicked left the table intact: it is swapped whole.
+        let _writer = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
+        let table = self.table.load_full();
+        if let Some(entry) = table.find(hash, |e| e.hash == hash && e.matches(parts)) {
+            entry.slot.mark();
+            return Some(Arc::clone(&entry.slot));
+        }
+        if table.len() >= BOUND_LIMIT {
+            return None;
+        }
         let slot = Arc::new(Slot {
-            bundle: make(attributes),
+            bundle: made,
             used: AtomicBool::new(true),
             seen: AtomicU64::new(0),
         });
@@ -361,21 +366,44 @@ impl<B> Inner<B> {
     }
 }
 
+fn nanos(time: Duration) -> u64 {
+    u64::try_from(time.as_nanos()).unwrap_or(u64::MAX)
+}
+
+impl<B> Slot<B> {
+    /// Notes it as used at `now` if it was used since last asked.
+    fn harvest(&self, now: u64) -> bool {
+        let used = self.used.swap(false, Ordering::Relaxed);
+        if used {
+            self.seen.store(now, Ordering::Relaxed);
+        }
+        used
+    }
+}
+
 impl<B: Send + Sync> Holder for Inner<B> {
     fn sweep(&self, now: Duration, timeout: Option<Duration>) {
         let Some(timeout) = timeout else {
             return;
         };
-        let now_nanos = u64::try_from(now.as_nanos()).unwrap_or(u64::MAX);
-        let timeout = u64::try_from(timeout.as_nanos()).unwrap_or(u64::MAX);
+        let (now, timeout) = (nanos(now), nanos(timeout));
         self.retain(|entry| {
             let slot = &entry.slot;
-            if slot.used.swap(false, Ordering::Relaxed) {
-                slot.seen.store(now_nanos, Ordering::Relaxed);
-                return true;
-            }
-            now_nanos.saturating_sub(slot.seen.load(Ordering::Relaxed)) < timeout
+            slot.harvest(now) || now.saturating_sub(slot.seen.load(Ordering::Relaxed)) < timeout
         });
+    }
+
+    fn harvest(&self, now: Duration) {
+        let now = nanos(now);
+        for entry in self.table.load().iter() {
+            entry.slot.harvest(now);
+        }
+    }
+
+    fn sweep_for_room(&self, now: Duration, timeout: Option<Duration>) {
+        // Bundles are made outside the writer lock (see `insert`), so no
+        // record waits on a series map while holding it.
+        self.sweep(now, timeout);
     }
 
     fn forget(&self, attribute: &KeyValue) {

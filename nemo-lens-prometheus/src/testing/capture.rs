@@ -115,6 +115,34 @@ impl Capture {
         Self::with_registry(Registry::with_idle_timeout(timeout, Some(clock)))
     }
 
+    /// A capture whose series end as `expiry` says, timed by `clock`.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    /// use nemo_lens::opentelemetry::KeyValue;
+    /// use nemo_lens::testing::{Capture, ManualClock};
+    /// use nemo_lens::SeriesExpiry;
+    ///
+    /// let clock = Arc::new(ManualClock::new());
+    /// let expiry = SeriesExpiry::never().carrying("server.address", Duration::from_secs(60));
+    /// let capture = Capture::with_series_expiry(expiry, clock.clone());
+    /// let requests = capture.meter().u64_counter("app.requests").build();
+    /// requests.add(1, &[KeyValue::new("server.address", "10.0.0.7:8000")]);
+    /// requests.add(1, &[KeyValue::new("route", "/v1/chat/completions")]);
+    /// assert_eq!(capture.sum("app.requests", &[]), Some(2.0)); // a collection reads both
+    /// clock.advance(Duration::from_secs(61));
+    /// // The backend's series ended; the route's stays.
+    /// let route = vec![("route".to_owned(), "/v1/chat/completions".to_owned())];
+    /// assert_eq!(capture.attribute_sets("app.requests"), [route]);
+    /// ```
+    pub fn with_series_expiry(
+        expiry: nemo_lens_core::SeriesExpiry,
+        clock: Arc<super::ManualClock>,
+    ) -> Self {
+        Self::with_registry(Registry::with_series_expiry(expiry, Some(clock)))
+    }
+
     /// A capture whose histograms keep the exemplars `filter` keeps
     /// ([`Capture::new`] keeps trace-based ones, the default).
     ///

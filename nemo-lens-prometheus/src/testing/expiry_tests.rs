@@ -10,6 +10,8 @@ use opentelemetry::KeyValue;
 use nemo_lens_core::__internal::{meter_with_owned, OwnedContext, Streams};
 use nemo_lens_core::owned::{Delta, OwnedData, Registry};
 
+use nemo_lens_core::owned::expiry::Clock;
+
 use crate::testing::{Capture, ManualClock};
 
 const TIMEOUT: Duration = Duration::from_secs(60);
@@ -204,4 +206,97 @@ fn a_series_that_comes_back_starts_anew_in_delta_and_cumulative() {
     // the old series, and nothing subtracted.
     assert_eq!((back[0].count, back[0].sum), (1, 7.0));
     assert!(back[0].start_time > started, "a new start time");
+}
+
+/// A meter on `registry` whose instruments keep at most `limit` series,
+/// its counters observed through `sdk`'s provider.
+fn limited_meter(sdk: &Capture, registry: &Arc<Registry>, limit: usize) -> nemo_lens_core::Meter {
+    meter_with_owned(
+        sdk.meter().otel().clone(),
+        nemo_lens_core::SemconvOptIn::none(),
+        OwnedContext {
+            registry: Arc::clone(registry),
+            scope: opentelemetry::InstrumentationScope::builder("test").build(),
+            streams: Arc::new(Streams {
+                cardinality_limit: Some(limit),
+                ..Default::default()
+            }),
+        },
+    )
+}
+
+#[test]
+fn label_sets_in_waves_end_before_a_new_one_overflows() {
+    // 300 label sets in waves of 20 every 0.7 s, through a limit of 100,
+    // with a 2 s timeout and a scrape every 2.1 s: at most 60 were recorded
+    // in the last 2 s when a wave comes, yet a series recorded just before
+    // a scrape used to count as fresh from that scrape on, and the sixth
+    // wave overflowed.
+    const WAVE: usize = 20;
+    const WAVES: usize = 15;
+    let timeout = Duration::from_secs(2);
+    let scrape_every = Duration::from_millis(2100);
+    let clock = Arc::new(ManualClock::new());
+    let registry = Registry::with_idle_timeout(timeout, Some(clock.clone()));
+    let sdk = Capture::new();
+    let meter = limited_meter(&sdk, &registry, 100);
+    let requests = meter.u64_counter("router.requests").build();
+    let latency = meter.f64_histogram("router.latency").build();
+    let mut next_scrape = scrape_every;
+    let mut exported: std::collections::BTreeMap<String, f64> = Default::default();
+    let scrape = |exported: &mut std::collections::BTreeMap<String, f64>| {
+        registry.sweep();
+        let metrics: Vec<_> = registry
+            .collect(false)
+            .into_iter()
+            .flat_map(|s| s.metrics)
+            .collect();
+        for metric in &metrics {
+            let OwnedData::Explicit(points) = &metric.data else {
+                panic!("explicit buckets");
+            };
+            assert!(points.len() <= 100, "{} series", points.len());
+            for point in points {
+                assert!(
+                    point
+                        .attributes
+                        .iter()
+                        .all(|kv| kv.key.as_str() != "otel.metric.overflow"),
+                    "an overflow series at {:?}",
+                    clock.now()
+                );
+                let address = point.attributes[0].value.to_string();
+                exported.insert(address, point.sum);
+            }
+        }
+        // The counter reaches exporters through the SDK's observable.
+        let counters = sdk.exposition();
+        assert!(
+            !counters.contains("otel_metric_overflow"),
+            "an overflow series at {:?}:\n{counters}",
+            clock.now()
+        );
+    };
+    for wave in 0..WAVES {
+        for n in 0..WAVE {
+            let address = [KeyValue::new(
+                "server.address",
+                format!("10.0.{wave}.{n}:8000"),
+            )];
+            requests.add(1, &address);
+            latency.record(0.25, &address);
+        }
+        let until = clock.now() + Duration::from_millis(700);
+        while next_scrape <= until {
+            clock.advance(next_scrape - clock.now());
+            scrape(&mut exported);
+            next_scrape += scrape_every;
+        }
+        clock.advance(until - clock.now());
+    }
+    clock.advance(timeout);
+    scrape(&mut exported);
+    // Every label set reached a scrape before it ended: nothing was lost.
+    assert_eq!(exported.len(), WAVE * WAVES);
+    assert!(exported.values().all(|sum| *sum == 0.25), "{exported:?}");
 }

@@ -9,13 +9,13 @@ use opentelemetry_sdk::metrics::Temporality;
 use nemo_lens_core::exemplar::{ExemplarFilter, OTEL_METRICS_EXEMPLAR_FILTER};
 pub use nemo_lens_core::OtlpProtocol;
 use nemo_lens_core::{
-    HistogramAggregation, PrometheusResourceLabels, SemconvOptIn, DEFAULT_HISTOGRAM_AGGREGATION,
-    SEMCONV_STABILITY_OPT_IN,
+    HistogramAggregation, PrometheusResourceLabels, SemconvOptIn, SeriesExpiry,
+    DEFAULT_HISTOGRAM_AGGREGATION, SEMCONV_STABILITY_OPT_IN,
 };
 
 use super::env::{
-    parse_bool, parse_duration, parse_key_values, parse_millis, parse_number, parse_rate,
-    ConfigError, EnvLookup, NamedFile, Reader,
+    parse_bool, parse_duration, parse_idle_keys, parse_key_values, parse_millis, parse_number,
+    parse_rate, ConfigError, EnvLookup, NamedFile, Reader,
 };
 use super::strategy::ExportStrategy;
 
@@ -164,6 +164,12 @@ pub struct NemoLensConfig {
     /// duration such as `30s`, `15m` or `2h`. `None` (unset or `0`): series
     /// never end, as in Python nemo-lens.
     pub series_idle_timeout: Option<Duration>,
+    /// `NEMO_LENS_SERIES_IDLE_KEYS`: attribute keys, comma-separated
+    /// (`server.address,gen_ai.request.model`); when set, only the series
+    /// carrying one of them end after `series_idle_timeout` (a gateway's
+    /// per-backend series), and the rest never do. Empty: every series
+    /// ends when idle. See [`series_expiry`](Self::series_expiry).
+    pub series_idle_keys: Vec<String>,
     /// `OTEL_METRICS_EXEMPLAR_FILTER`: which histogram records leave an
     /// exemplar (`trace_based`, the default: those made in a sampled span;
     /// `always_on`; `always_off`).
@@ -247,6 +253,7 @@ impl Default for NemoLensConfig {
             histogram_aggregation: HistogramAggregation::ExplicitBucket,
             cardinality_limit: None,
             series_idle_timeout: None,
+            series_idle_keys: Vec::new(),
             exemplar_filter: ExemplarFilter::TraceBased,
             prefix: DEFAULT_PREFIX.to_owned(),
             enabled_set: false,
@@ -417,6 +424,9 @@ impl NemoLensConfig {
             let timeout = parse_duration(&var, &v)?;
             config.series_idle_timeout = (!timeout.is_zero()).then_some(timeout);
         }
+        if let Some((var, v)) = reader.prefixed("SERIES_IDLE_KEYS") {
+            config.series_idle_keys = parse_idle_keys(&var, &v, config.series_idle_timeout)?;
+        }
         if let Some((var, v)) = reader
             .plain(&[OTEL_METRICS_EXEMPLAR_FILTER])
             .filter(|(_, v)| !v.trim().is_empty())
@@ -440,6 +450,41 @@ impl NemoLensConfig {
                 })?;
         }
         Ok(config)
+    }
+
+    /// Which series end when idle, from `NEMO_LENS_SERIES_IDLE_TIMEOUT` and
+    /// `NEMO_LENS_SERIES_IDLE_KEYS`.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use nemo_lens::opentelemetry::KeyValue;
+    /// use nemo_lens::telemetry::{EnvLookup, NemoLensConfig};
+    ///
+    /// let config = NemoLensConfig::from_lookup(EnvLookup::from_pairs([
+    ///     ("NEMO_LENS_SERIES_IDLE_TIMEOUT", "2m"),
+    ///     ("NEMO_LENS_SERIES_IDLE_KEYS", "server.address"),
+    /// ]))
+    /// .unwrap();
+    /// let expiry = config.series_expiry();
+    /// let backend = [KeyValue::new("server.address", "10.0.0.7:8000")];
+    /// assert_eq!(
+    ///     expiry.timeout_of("gen_ai.client.operation.duration", &backend),
+    ///     Some(Duration::from_secs(120))
+    /// );
+    /// assert_eq!(expiry.timeout_of("gen_ai.server.request.duration", &[]), None);
+    /// ```
+    pub fn series_expiry(&self) -> SeriesExpiry {
+        let Some(timeout) = self.series_idle_timeout else {
+            return SeriesExpiry::never();
+        };
+        if self.series_idle_keys.is_empty() {
+            return SeriesExpiry::after(timeout);
+        }
+        self.series_idle_keys
+            .iter()
+            .fold(SeriesExpiry::never(), |expiry, key| {
+                expiry.carrying(key.clone(), timeout)
+            })
     }
 
     /// Whether telemetry is switched on at all: `NEMO_LENS_ENABLED`,
@@ -576,6 +621,57 @@ mod tests {
         assert_eq!(read("0s"), None);
         let unset = config(&[("NEMO_LENS_ENABLED", "1")]).unwrap();
         assert_eq!(unset.series_idle_timeout, None);
+    }
+
+    #[test]
+    fn idle_keys_scope_the_timeout_and_need_one() {
+        let scoped = config(&[
+            ("NEMO_LENS_SERIES_IDLE_TIMEOUT", "90s"),
+            (
+                "NEMO_LENS_SERIES_IDLE_KEYS",
+                " server.address, gen_ai.request.model ,",
+            ),
+        ])
+        .unwrap();
+        assert_eq!(
+            scoped.series_idle_keys,
+            ["server.address", "gen_ai.request.model"]
+        );
+        let expiry = scoped.series_expiry();
+        let model = [opentelemetry::KeyValue::new("gen_ai.request.model", "m")];
+        assert_eq!(
+            expiry.timeout_of("gen_ai.server.request.duration", &model),
+            Some(Duration::from_secs(90))
+        );
+        assert_eq!(
+            expiry.timeout_of("gen_ai.server.request.duration", &[]),
+            None
+        );
+        let everything = config(&[("NEMO_LENS_SERIES_IDLE_TIMEOUT", "90s")]).unwrap();
+        assert_eq!(
+            everything.series_expiry().timeout_of("x", &[]),
+            Some(Duration::from_secs(90))
+        );
+        for timeout in [None, Some("0")] {
+            let mut pairs = vec![("NEMO_LENS_SERIES_IDLE_KEYS", "server.address")];
+            pairs.extend(timeout.map(|t| ("NEMO_LENS_SERIES_IDLE_TIMEOUT", t)));
+            let err = config(&pairs).unwrap_err();
+            assert_eq!(err.variable, "NEMO_LENS_SERIES_IDLE_KEYS");
+            assert!(
+                err.to_string()
+                    .contains("NEMO_LENS_SERIES_IDLE_TIMEOUT set to how long"),
+                "{err}"
+            );
+        }
+        let err = config(&[
+            ("NEMO_LENS_SERIES_IDLE_TIMEOUT", "1m"),
+            ("NEMO_LENS_SERIES_IDLE_KEYS", "server address"),
+        ])
+        .unwrap_err();
+        assert!(
+            err.to_string().contains("`server address` holds a space"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -105,8 +105,6 @@ pub struct NamedFile {
     pub path: PathBuf,
 }
 
-/// A positive number of milliseconds: the SDK would silently turn 0 into
-/// its own default.
 /// A duration written as a whole number and a unit: `500ms`, `30s`, `15m`,
 /// `2h`; `0` alone means none.
 pub(super) fn parse_duration(variable: &str, value: &str) -> Result<Duration, ConfigError> {
@@ -136,6 +134,42 @@ pub(super) fn parse_duration(variable: &str, value: &str) -> Result<Duration, Co
         .ok_or_else(|| ConfigError::new(variable, value, EXPECTED))
 }
 
+/// Attribute keys, comma-separated, whose series end after `timeout`:
+/// a key list without a timeout would end nothing, silently.
+pub(super) fn parse_idle_keys(
+    variable: &str,
+    value: &str,
+    timeout: Option<Duration>,
+) -> Result<Vec<String>, ConfigError> {
+    let keys: Vec<String> = value
+        .split(',')
+        .map(str::trim)
+        .filter(|k| !k.is_empty())
+        .map(str::to_owned)
+        .collect();
+    if let Some(bad) = keys.iter().find(|k| k.contains(char::is_whitespace)) {
+        return Err(ConfigError::new(
+            variable,
+            value,
+            format!("attribute keys separated by commas (`{bad}` holds a space)"),
+        ));
+    }
+    if !keys.is_empty() && timeout.is_none() {
+        let timeout = variable.replace("SERIES_IDLE_KEYS", "SERIES_IDLE_TIMEOUT");
+        return Err(ConfigError::new(
+            variable,
+            value,
+            format!(
+                "attribute keys whose series end when idle, with {timeout} set to how long \
+                 (it is unset or 0, so they would never end)"
+            ),
+        ));
+    }
+    Ok(keys)
+}
+
+/// A positive number of milliseconds: the SDK would silently turn 0 into
+/// its own default.
 pub(super) fn parse_millis(variable: &str, value: &str) -> Result<Duration, ConfigError> {
     const EXPECTED: &str = "a positive whole number of milliseconds";
     match parse_number::<u64>(variable, value, EXPECTED)? {

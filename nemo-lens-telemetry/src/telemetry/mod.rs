@@ -50,6 +50,7 @@
 //! | `OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION` | `explicit_bucket_histogram` | `base2_exponential_bucket_histogram` for exponential histograms on every exporter (Prometheus native histograms); see [`HistogramAggregation`] |
 //! | `NEMO_LENS_CARDINALITY_LIMIT` | the SDK's 2000 | attribute sets (series) each instrument keeps before the SDK merges new ones into one `otel.metric.overflow` series; a positive integer |
 //! | `NEMO_LENS_SERIES_IDLE_TIMEOUT` | none (never) | a series not recorded for this long ends on every exporter and frees its memory: `30s`, `15m`, `2h`; `0` for never; see [`Meter::forget`](nemo_lens_core::Meter::forget) for which series never end |
+//! | `NEMO_LENS_SERIES_IDLE_KEYS` | none (every series) | attribute keys, comma-separated (`server.address,gen_ai.request.model`): only the series carrying one of them end after `NEMO_LENS_SERIES_IDLE_TIMEOUT`, the rest never do (a gateway's per-backend series end, its own stay); finer rules in code: [`SeriesExpiry`](nemo_lens_core::SeriesExpiry) |
 //! | `OTEL_SEMCONV_STABILITY_OPT_IN` | none | `gen_ai_latest_experimental` (or `/dup`) for the GenAI draft's names; see [`SemconvOptIn`](nemo_lens_core::SemconvOptIn) |
 //! | `NEMO_LENS_PROMETHEUS_RESOURCE_LABELS` | `service.name,service.instance.id,nemo.run.id,dl.rank` | resource attributes on every Prometheus series: `all`, `none` or keys (see [`PrometheusResourceLabels`]) |
 //! | `DEPLOYMENT_ENV`, else `ENVIRONMENT` | none | `deployment.environment` |

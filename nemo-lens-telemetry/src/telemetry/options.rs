@@ -45,7 +45,7 @@ pub struct SetupOptions {
     pub(super) semconv_opt_in: Option<SemconvOptIn>,
     pub(super) histogram_aggregation: Option<HistogramAggregation>,
     pub(super) cardinality_limit: Option<usize>,
-    pub(super) series_idle_timeout: Option<Duration>,
+    pub(super) series_expiry: Option<nemo_lens_core::SeriesExpiry>,
     pub(super) exemplar_filter: Option<nemo_lens_core::ExemplarFilter>,
     pub(super) series_clock: Option<std::sync::Arc<dyn nemo_lens_core::owned::expiry::Clock>>,
     pub(super) port_per_local_rank: Option<bool>,
@@ -92,7 +92,7 @@ impl SetupOptions {
             semconv_opt_in: None,
             histogram_aggregation: None,
             cardinality_limit: None,
-            series_idle_timeout: None,
+            series_expiry: None,
             exemplar_filter: None,
             series_clock: None,
             port_per_local_rank: None,
@@ -319,23 +319,48 @@ impl SetupOptions {
         self
     }
 
-    /// How long a series may go unrecorded before it ends, instead of
-    /// `NEMO_LENS_SERIES_IDLE_TIMEOUT`
-    /// ([`NemoLensConfig::series_idle_timeout`](super::NemoLensConfig::series_idle_timeout)); zero: never. An ended
+    /// How long every series may go unrecorded before it ends, instead of
+    /// `NEMO_LENS_SERIES_IDLE_TIMEOUT` and `NEMO_LENS_SERIES_IDLE_KEYS`
+    /// ([`NemoLensConfig::series_expiry`](super::NemoLensConfig::series_expiry)); zero: never. An ended
     /// series leaves every exporter and frees its memory, and the same
     /// attributes recorded again start a new series; see
     /// [`Meter::forget`](nemo_lens_core::Meter::forget) for which series never end
-    /// and for ending them on purpose.
+    /// and for ending them on purpose. Short for
+    /// `series_expiry(SeriesExpiry::after(timeout))`; the last of the two
+    /// called wins.
     ///
     /// ```
     /// use std::time::Duration;
     /// use nemo_lens::SetupOptions;
     ///
-    /// // A router whose backends come and go.
+    /// // A batch job whose series should all go when it goes quiet.
     /// let options = SetupOptions::new().series_idle_timeout(Duration::from_secs(15 * 60));
     /// ```
-    pub fn series_idle_timeout(mut self, timeout: Duration) -> Self {
-        self.series_idle_timeout = Some(timeout);
+    pub fn series_idle_timeout(self, timeout: Duration) -> Self {
+        self.series_expiry(nemo_lens_core::SeriesExpiry::after(timeout))
+    }
+
+    /// Which series end when idle, and after how long, instead of
+    /// `NEMO_LENS_SERIES_IDLE_TIMEOUT` and `NEMO_LENS_SERIES_IDLE_KEYS`:
+    /// scoped to attribute keys, instruments or sets, so that a gateway's
+    /// per-backend series end when a backend leaves while its own request
+    /// series stay (and read as a zero rate, not as absent, however quiet
+    /// the service is).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use nemo_lens::instruments::ModelCallMetrics;
+    /// use nemo_lens::{SeriesExpiry, SetupOptions};
+    ///
+    /// // The calls to each backend end two minutes after its last call.
+    /// let options = SetupOptions::new().series_expiry(
+    ///     SeriesExpiry::never()
+    ///         .set::<ModelCallMetrics>(Duration::from_secs(120))
+    ///         .carrying("server.address", Duration::from_secs(120)),
+    /// );
+    /// ```
+    pub fn series_expiry(mut self, expiry: nemo_lens_core::SeriesExpiry) -> Self {
+        self.series_expiry = Some(expiry);
         self
     }
 

@@ -234,7 +234,7 @@ fn setup(
             #[cfg(feature = "prometheus")]
             if let Some(slot) = &options.owned_reader {
                 let registry = new_registry(
-                    options.series_idle_timeout,
+                    options.series_expiry.clone(),
                     options.series_clock.clone(),
                     options.exemplar_filter,
                     config,
@@ -249,7 +249,7 @@ fn setup(
         }
         None => {
             let registry = new_registry(
-                options.series_idle_timeout,
+                options.series_expiry.clone(),
                 options.series_clock.clone(),
                 options.exemplar_filter,
                 config,
@@ -315,16 +315,16 @@ fn setup(
     })
 }
 
-/// The registry of owned series: idle timeout and exemplar filter from the
+/// The registry of owned series: expiry and exemplar filter from the
 /// options, else the configuration.
 fn new_registry(
-    idle_timeout: Option<std::time::Duration>,
+    expiry: Option<nemo_lens_core::SeriesExpiry>,
     clock: Option<Arc<dyn nemo_lens_core::owned::expiry::Clock>>,
     exemplar_filter: Option<nemo_lens_core::ExemplarFilter>,
     config: &NemoLensConfig,
 ) -> Arc<Registry> {
     registry_with(
-        idle_timeout.or(config.series_idle_timeout),
+        expiry.unwrap_or_else(|| config.series_expiry()),
         clock,
         exemplar_filter.unwrap_or(config.exemplar_filter),
     )

@@ -1,12 +1,19 @@
 //! When owned series end: after an idle timeout
-//! (`NEMO_LENS_SERIES_IDLE_TIMEOUT`), or when the application forgets an
-//! attribute value ([`Meter::forget`](crate::Meter::forget)).
+//! (`NEMO_LENS_SERIES_IDLE_TIMEOUT`, or scoped to attribute keys,
+//! instruments and sets by [`SeriesExpiry`]), or when the application
+//! forgets an attribute value ([`Meter::forget`](crate::Meter::forget)).
 //!
 //! A record raises a flag in its cell (one load, and a store once per
-//! sweep); each collection sweeps first, noting when each series was last
-//! seen raised. A series idle for the timeout ends: its look-up entries go,
+//! harvest); a harvest notes the time of each raised flag and lowers it.
+//! Each collection harvests and sweeps first, and so does a series map
+//! making a series, at most sixteen times per timeout, so a series' last
+//! record is known to a sixteenth of the timeout whatever the scrape
+//! interval. A series idle for its timeout ends: its look-up entries go,
 //! exporters stop seeing it, its memory is freed, and the same attributes
-//! recorded again make a new series with a new start time.
+//! recorded again make a new series with a new start time. A new series
+//! that finds the cardinality limit reached first ends the series idle
+//! past their timeout (their holders let go of them first), so the limit
+//! counts live series.
 //!
 //! A series never ends while something else holds it: a bound handle the
 //! application keeps, or a set's cache of bound handles (which lets go of
@@ -21,7 +28,13 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use opentelemetry::KeyValue;
+mod holders;
+mod rules;
+
+pub use holders::Holder;
+pub(crate) use holders::Holders;
+pub(crate) use rules::Resolved;
+pub use rules::SeriesExpiry;
 
 /// A monotonic clock for idle timeouts: the time since some fixed origin.
 /// The default reads [`Instant`]; a test drives a
@@ -42,41 +55,79 @@ impl Clock for Monotonic {
     }
 }
 
-/// How a registry's series expire.
+/// How a registry's series expire: its rules, its clock and what holds
+/// its series besides it.
 #[derive(Clone)]
 pub(crate) struct Expiry {
-    /// `None`: series never end by themselves.
-    pub(crate) timeout: Option<Duration>,
+    pub(crate) rules: Arc<SeriesExpiry>,
     pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) holders: Arc<Holders>,
 }
 
 impl Expiry {
     /// Series that never end by themselves.
     pub(crate) fn never() -> Self {
-        Expiry {
-            timeout: None,
-            clock: Arc::new(Monotonic(Instant::now())),
-        }
+        Self::new(SeriesExpiry::never(), None)
     }
 
-    /// Series idle for `timeout` end (`None` or zero: never), timed by
-    /// `clock` (the system's monotonic clock when `None`).
-    pub(crate) fn new(timeout: Option<Duration>, clock: Option<Arc<dyn Clock>>) -> Self {
+    /// Series end as `rules` say, timed by `clock` (the system's monotonic
+    /// clock when `None`).
+    pub(crate) fn new(rules: SeriesExpiry, clock: Option<Arc<dyn Clock>>) -> Self {
         Expiry {
-            timeout: timeout.filter(|t| !t.is_zero()),
+            rules: Arc::new(rules),
             clock: clock.unwrap_or_else(|| Arc::new(Monotonic(Instant::now()))),
+            holders: Arc::default(),
         }
     }
 
     pub(crate) fn now(&self) -> Duration {
         self.clock.now()
     }
+
+    /// What the series map of the instrument `name` needs.
+    pub(crate) fn for_instrument(&self, name: &str) -> InstrumentExpiry {
+        let resolved = self.rules.for_instrument(name);
+        InstrumentExpiry {
+            shortest: self.rules.shortest(),
+            resolved,
+            clock: Arc::clone(&self.clock),
+            holders: Arc::clone(&self.holders),
+        }
+    }
+}
+
+/// How many times per (shortest) timeout a series map notes which series
+/// were recorded, when it makes series: a series ends between one timeout
+/// and one timeout plus this share after its last record, whatever the
+/// scrape interval.
+const HARVESTS_PER_TIMEOUT: u32 = 16;
+
+/// The expiry of one instrument's series.
+#[derive(Clone)]
+pub(crate) struct InstrumentExpiry {
+    pub(crate) resolved: Resolved,
+    /// The registry's shortest timeout; `None`: no series of the registry
+    /// ends by itself.
+    pub(crate) shortest: Option<Duration>,
+    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) holders: Arc<Holders>,
+}
+
+impl InstrumentExpiry {
+    pub(crate) fn now(&self) -> Duration {
+        self.clock.now()
+    }
+
+    /// How often a series map making series notes which were recorded.
+    pub(crate) fn harvest_every(&self) -> Option<Duration> {
+        self.shortest.map(|t| t / HARVESTS_PER_TIMEOUT)
+    }
 }
 
 impl fmt::Debug for Expiry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Expiry")
-            .field("timeout", &self.timeout)
+            .field("rules", &self.rules)
             .finish_non_exhaustive()
     }
 }
@@ -98,19 +149,6 @@ impl std::ops::AddAssign for Forgotten {
         self.series += other.series;
         self.held += other.held;
     }
-}
-
-/// Something besides the registry that holds series: a set's cache of bound
-/// handles, the metrics bridge's handles. A sweep asks it to let go of what
-/// it has not used for `timeout` before the registry's series are swept, so
-/// the series it held can end in the same sweep.
-pub trait Holder: Send + Sync {
-    /// Lets go of what has gone unused for `timeout` as of `now` (by the
-    /// registry's clock); `timeout` is `None` when the registry's series
-    /// never end by themselves (a holder may have a timeout of its own).
-    fn sweep(&self, now: Duration, timeout: Option<Duration>);
-    /// Lets go of everything carrying `attribute`.
-    fn forget(&self, attribute: &KeyValue);
 }
 
 thread_local! {
