@@ -46,8 +46,8 @@ enum Command {
         sets: Sets,
     },
     /// A live view of the golden signals of Prometheus endpoints: nemo-lens
-    /// services, vLLM, SGLang, Dynamo's frontend, services on the metrics
-    /// bridge. `q` quits; without a terminal, or with --once, it prints one
+    /// services, vLLM, SGLang, Dynamo (frontend and workers), TensorRT-LLM,
+    /// smg, llama.cpp, services on the metrics bridge. `q` quits; without a terminal, or with --once, it prints one
     /// table (or JSON object) and exits.
     Top {
         /// Endpoints: http://host:port/metrics, or host:port (default:
@@ -69,6 +69,10 @@ enum Command {
         /// What to show.
         #[arg(long, value_enum, default_value_t = TopView::Serving)]
         view: TopView,
+        /// Print every name each server vocabulary reads, and the release
+        /// it was read from, then exit.
+        #[arg(long)]
+        vocabularies: bool,
     },
 }
 
@@ -260,7 +264,16 @@ fn main() -> ExitCode {
             once,
             json,
             view,
-        } => return top(urls, interval, timeout, once, json, view),
+            vocabularies,
+        } => {
+            if vocabularies {
+                for vocabulary in nemo_lens_cli::top::vocabulary::VOCABULARIES {
+                    println!("{}", vocabulary.describe());
+                }
+                return ExitCode::SUCCESS;
+            }
+            return top(urls, interval, timeout, once, json, view);
+        }
         Command::Catalog { ref sets, .. }
         | Command::Dashboard { ref sets }
         | Command::Rules { ref sets } => sets,

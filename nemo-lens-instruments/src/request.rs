@@ -110,6 +110,34 @@ impl InferenceRequest {
         self.guard.timing.first_at(at);
     }
 
+    /// Notes that the last token was produced at `at`: time per output
+    /// token runs from the first token to it, rather than to the end of the
+    /// request. What a stream sends after its last token (a usage chunk,
+    /// `[DONE]`, a delay before them) is then not decoding; the request's
+    /// duration still runs to its end.
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    /// use nemo_lens::instruments::InferenceRequest;
+    /// use nemo_lens::testing::Capture;
+    ///
+    /// let capture = Capture::new();
+    /// let start = Instant::now();
+    /// let mut request = InferenceRequest::start_at(capture.meter(), start).model("llama");
+    /// request.first_token_at(start + Duration::from_millis(100));
+    /// request.last_token_at(start + Duration::from_millis(190));
+    /// request.add_output_tokens(10);
+    /// // The usage chunk and [DONE] came 300 ms later.
+    /// request.finish_at(start + Duration::from_millis(490));
+    /// // 90 ms over the 9 tokens after the first.
+    /// let tpot = capture.sum("gen_ai.server.time_per_output_token", &[]).unwrap();
+    /// assert!((tpot - 0.010).abs() < 1e-9, "{tpot}");
+    /// ```
+    #[inline]
+    pub fn last_token_at(&mut self, at: Instant) {
+        self.guard.timing.last_at(at);
+    }
+
     /// Adds `tokens` streamed output tokens to the count.
     #[inline]
     pub fn add_output_tokens(&mut self, tokens: u64) {

@@ -19,6 +19,9 @@ pub(crate) struct Timing {
     counted: bool,
     /// The latest output noted with [`Timing::output_at`].
     last: Option<Instant>,
+    /// When the last output was produced, if the caller said: time per
+    /// output runs to it rather than to the end.
+    decoded: Option<Instant>,
     /// Seconds from each output to the next, in order.
     gaps: Vec<f64>,
 }
@@ -29,8 +32,8 @@ pub(crate) struct Measured {
     pub duration_s: f64,
     /// Start to first output, when one was seen.
     pub to_first_s: Option<f64>,
-    /// (end - first output) / (outputs - 1), when the first output was seen
-    /// and at least two were produced.
+    /// (last output, else end - first output) / (outputs - 1), when the
+    /// first output was seen and at least two were produced.
     pub per_output_s: Option<f64>,
     /// How many outputs were counted, if any were.
     pub outputs: Option<u64>,
@@ -83,6 +86,14 @@ impl Timing {
         self.add_outputs(1);
     }
 
+    /// Notes that the last output was produced at `at`.
+    #[inline]
+    pub fn last_at(&mut self, at: Instant) {
+        if self.start.is_some() {
+            self.decoded = Some(at);
+        }
+    }
+
     #[inline]
     pub fn add_outputs(&mut self, n: u64) {
         self.outputs = self.outputs.saturating_add(n);
@@ -101,7 +112,9 @@ impl Timing {
         let start = self.start?;
         let outputs = self.counted.then_some(self.outputs);
         let per_output_s = match (self.first, outputs) {
-            (Some(first), Some(n)) if n >= 2 => Some(seconds(first, end) / (n - 1) as f64),
+            (Some(first), Some(n)) if n >= 2 => {
+                Some(seconds(first, self.decoded.unwrap_or(end)) / (n - 1) as f64)
+            }
             _ => None,
         };
         Some(Measured {

@@ -33,7 +33,8 @@ pub const UNDECLARED_MODEL: &str = "_OTHER";
 /// - the request duration, from the request's arrival to the end of its
 ///   response body;
 /// - for a streamed response, the time to the first chunk that carries
-///   content and the time per output token after it;
+///   content and the time per output token after it, up to the last chunk
+///   that carries content (not a later usage chunk or `[DONE]`);
 /// - input, output, cached and reasoning token counts from the response's
 ///   `usage` when it has one (else, for a stream, the content chunks it
 ///   counted as the output tokens);

@@ -127,6 +127,9 @@ enum Mode {
 struct Seen {
     response_model: Option<StringValue>,
     first_content: Option<Instant>,
+    /// When the latest piece of the body with content arrived: decoding
+    /// ends there, not at a trailing usage chunk or `[DONE]`.
+    last_content: Option<Instant>,
     /// Stream chunks that carried content.
     content_chunks: u64,
     prompt_tokens: Option<u64>,
@@ -284,18 +287,26 @@ impl Recording {
                 split,
                 scan,
                 layout,
-            } => split.feed(bytes, &mut |event| {
-                read_event(
-                    operation,
-                    event,
-                    scan,
-                    layout,
-                    &mut Reader {
-                        seen: &mut *seen,
-                        config,
-                    },
-                )
-            }),
+            } => {
+                let before = seen.content_chunks;
+                split.feed(bytes, &mut |event| {
+                    read_event(
+                        operation,
+                        event,
+                        scan,
+                        layout,
+                        &mut Reader {
+                            seen: &mut *seen,
+                            config,
+                        },
+                    )
+                });
+                // One clock read per piece of the body that had content,
+                // not per chunk.
+                if seen.content_chunks != before {
+                    seen.last_content = Some(Instant::now());
+                }
+            }
             Mode::Document(scan) => scan.feed(bytes, &mut Reader { seen, config }),
             Mode::Opaque => {}
         }
@@ -364,6 +375,9 @@ impl Recording {
             None => {
                 if let Some(first) = seen.first_content {
                     request.first_token_at(first);
+                }
+                if let Some(last) = seen.last_content {
+                    request.last_token_at(last);
                 }
                 let outputs = match (self.operation, &self.mode) {
                     // An embedding generates no tokens.

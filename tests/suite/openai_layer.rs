@@ -456,3 +456,53 @@ async fn a_response_with_a_declared_length_ends_when_its_bytes_are_sent() {
     assert_eq!(tokens(&harness, "output"), Some((1, 1.0)));
     server.abort();
 }
+
+/// A backend that sends its usage chunk and `[DONE]` 300 ms after the
+/// last word (as servers that hold them until accounting is done do):
+/// time per output token ends at the last content chunk, and the request's
+/// duration at the end of the body.
+#[tokio::test]
+async fn time_per_output_token_ends_at_the_last_content_chunk() {
+    let harness = Harness::new();
+    let app = Router::new()
+        .route(
+            "/v1/chat/completions",
+            post(|| async {
+                let mut frames: Vec<(Duration, String)> = Vec::new();
+                for i in 0..5 {
+                    frames.push((
+                        Duration::from_millis(10),
+                        format!(r#"{{"object":"chat.completion.chunk","model":"llama","choices":[{{"index":0,"delta":{{"content":" w{i}"}},"finish_reason":null}}]}}"#),
+                    ));
+                }
+                frames.push((
+                    Duration::from_millis(300),
+                    r#"{"object":"chat.completion.chunk","model":"llama","choices":[],"usage":{"prompt_tokens":7,"completion_tokens":5}}"#.to_owned(),
+                ));
+                frames.push((Duration::from_millis(300), "[DONE]".to_owned()));
+                let stream = futures_util::stream::unfold(frames.into_iter(), |mut frames| async move {
+                    let (wait, event) = frames.next()?;
+                    tokio::time::sleep(wait).await;
+                    Some((Ok::<_, Infallible>(Bytes::from(format!("data: {event}\n\n"))), frames))
+                });
+                Response::builder()
+                    .header(header::CONTENT_TYPE, "text/event-stream")
+                    .body(Body::from_stream(stream))
+                    .unwrap()
+            }),
+        )
+        .layer(OpenAiLayer::new(&harness.meter).models(["llama"]));
+    let (status, _) = exchange(
+        app,
+        "/v1/chat/completions",
+        r#"{"model":"llama","stream":true,"messages":[{"role":"user","content":"hi"}]}"#,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let (_, duration_s) = histogram(&single(&harness, DURATION));
+    let (_, tpot_s) = histogram(&single(&harness, TPOT));
+    assert!(duration_s >= 0.650, "duration {duration_s}");
+    // Four gaps of 10 ms; to the end of the body it would be 160 ms each.
+    assert!((0.009..0.060).contains(&tpot_s), "tpot {tpot_s}");
+    assert_eq!(tokens(&harness, "output"), Some((1, 5.0)));
+}

@@ -80,8 +80,15 @@ fn print(fleet: &Fleet, options: &Options) -> std::io::Result<()> {
         mode: options.mode,
         selected: usize::MAX,
         interval: options.interval.as_secs_f64(),
+        keys: false,
     };
     writeln!(out, "{}", render_text(fleet, &screen, 160))?;
+    // The table cuts a reason short; printed once, it is read in full.
+    for row in fleet.rows().0 {
+        if let (Some(why), fleet::Status::Down | fleet::Status::Stale) = (&row.error, row.status) {
+            writeln!(out, "{} is {}: {why}", row.url, row.status.as_str())?;
+        }
+    }
     out.flush()
 }
 
@@ -115,6 +122,7 @@ fn live(fleet: &mut Fleet, options: &Options) -> std::io::Result<()> {
         mode: options.mode,
         selected: 0,
         interval: options.interval.as_secs_f64(),
+        keys: true,
     };
     let result = (|| -> std::io::Result<()> {
         let mut next = Instant::now();

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::exposition::{Exposition, Labels, Value};
-use super::vocabulary::{recognise, Filter, Source, Vocabulary};
+use super::vocabulary::{normalise_dynamo_prefix, recognise, Filter, Source, Vocabulary};
 
 /// Histogram series by labels.
 pub type HistogramSeries = BTreeMap<Labels, Value>;
@@ -27,6 +27,9 @@ pub struct Replica {
     pub input_tokens: Option<f64>,
     /// Output (generated) tokens, a total.
     pub output_tokens: Option<f64>,
+    /// Requests refused before they started, a total (also counted in
+    /// `requests` and `errors`).
+    pub rejected: Option<f64>,
     /// Time to first token, in seconds.
     pub ttft: Option<HistogramSeries>,
     /// Time per output token, in seconds.
@@ -45,8 +48,16 @@ pub struct Reading {
 impl Reading {
     /// The serving signals of `exposition`.
     pub fn of(exposition: &Exposition) -> Reading {
-        let Some(vocabulary) = recognise(exposition) else {
-            return Reading::default();
+        let renamed;
+        let (exposition, vocabulary) = match recognise(exposition) {
+            Some(vocabulary) => (exposition, vocabulary),
+            None => {
+                renamed = normalise_dynamo_prefix(exposition);
+                let Some(vocabulary) = recognise(&renamed) else {
+                    return Reading::default();
+                };
+                (&*renamed, vocabulary)
+            }
         };
         let replica_of = |labels: &Labels| {
             vocabulary
@@ -82,6 +93,9 @@ impl Reading {
             }
             _ => {}
         }
+        for replica in replicas.values_mut() {
+            replica.count_rejected();
+        }
         Reading {
             vocabulary: Some(vocabulary.name),
             replicas,
@@ -103,6 +117,7 @@ fn read_replica(
         errors: errors(exposition, vocabulary, mine, requests),
         input_tokens: number(exposition, vocabulary.input_tokens, mine, Combine::Sum),
         output_tokens: number(exposition, vocabulary.output_tokens, mine, Combine::Sum),
+        rejected: every(exposition, vocabulary.rejected, mine),
         ttft: histograms(exposition, vocabulary.ttft, mine),
         tpot: histograms(exposition, vocabulary.tpot, mine),
     }
@@ -119,9 +134,11 @@ impl Replica {
             errors,
             input_tokens,
             output_tokens,
+            rejected,
             ttft,
             tpot,
         } = other;
+        self.rejected = add(self.rejected, rejected);
         self.running = self.running.or(running);
         self.waiting = self.waiting.or(waiting);
         self.kv_cache = self.kv_cache.or(kv_cache);
@@ -132,6 +149,35 @@ impl Replica {
         self.ttft = self.ttft.take().or(ttft);
         self.tpot = self.tpot.take().or(tpot);
     }
+
+    /// Adds the requests refused at admission to requests and errors: a
+    /// server refusing half its load fails half its requests.
+    fn count_rejected(&mut self) {
+        if let Some(rejected) = self.rejected {
+            self.requests = add(self.requests, Some(rejected));
+            self.errors = add(self.errors, Some(rejected));
+        }
+    }
+}
+
+fn add(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a + b),
+        (a, b) => a.or(b),
+    }
+}
+
+/// The sum of every one of `sources` the endpoint has, over the replica's
+/// series.
+fn every(
+    exposition: &Exposition,
+    sources: &[Source],
+    mine: &dyn Fn(&Labels) -> bool,
+) -> Option<f64> {
+    sources
+        .iter()
+        .map(|s| number(exposition, std::slice::from_ref(s), mine, Combine::Sum))
+        .fold(None, add)
 }
 
 #[derive(Clone, Copy)]

@@ -36,6 +36,8 @@ pub struct Screen {
     pub selected: usize,
     /// Seconds between refreshes, for the header.
     pub interval: f64,
+    /// Whether keys work (a live terminal), so the header lists them.
+    pub keys: bool,
 }
 
 /// Draws `screen` of `fleet`.
@@ -53,9 +55,14 @@ pub fn draw(frame: &mut Frame, fleet: &Fleet, screen: &Screen) {
         .iter()
         .filter(|e| e.status() == Status::Up)
         .count();
+    let keys = if screen.keys {
+        " · q quit · ↑↓ select · enter detail · s serving · r rl · g gym"
+    } else {
+        ""
+    };
     frame.render_widget(
         Paragraph::new(format!(
-            "nemo-lens top · {up}/{} endpoints up · every {}s · q quit · ↑↓ select · enter detail · s serving · r rl · g gym",
+            "nemo-lens top · {up}/{} endpoints up · every {}s{keys}",
             fleet.endpoints.len(),
             screen.interval
         ))

@@ -4,5 +4,7 @@
 //! real pseudo-terminal.
 
 mod commands;
+mod real_metrics;
 mod top;
 mod top_tty;
+mod vocabularies;

@@ -110,7 +110,7 @@ fn vllm(ttft: &[Vec<f64>; 2], requests: [f64; 2], errors: [f64; 2]) -> String {
 
 /// Serves whatever `body` holds at the moment, on 127.0.0.1, for as long
 /// as the test runs (each connection answered, then closed).
-fn serve(body: Arc<Mutex<String>>) -> String {
+pub(crate) fn serve(body: Arc<Mutex<String>>) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let address = listener.local_addr().unwrap();
     std::thread::spawn(move || {
@@ -311,7 +311,7 @@ fn nemo_lens_endpoint_percentiles_in_native_buckets() {
 
 /// A fleet fed expositions directly: `reads[i]` are endpoint `i`'s two
 /// reads, a second apart (`None`: that read failed).
-fn fleet_of(reads: Vec<[Option<String>; 2]>) -> Fleet {
+pub(crate) fn fleet_of(reads: Vec<[Option<String>; 2]>) -> Fleet {
     let urls: Vec<String> = (0..reads.len())
         .map(|i| format!("http://10.0.0.{i}:8000/metrics"))
         .collect();
@@ -334,6 +334,7 @@ fn screen(mode: Mode) -> Screen {
         mode,
         selected: 0,
         interval: 2.0,
+        keys: true,
     }
 }
 
@@ -568,6 +569,13 @@ fn without_a_terminal_top_prints_once_and_exits() {
     };
     let table = run(&[]);
     assert!(table.contains("1/2 endpoints up"), "{table}");
+    // Printed once: no keys to press, and the down endpoint's reason whole.
+    assert!(!table.contains("q quit"), "{table}");
+    let reason = table
+        .lines()
+        .find(|l| l.starts_with(&format!("{refused} is down: ")))
+        .unwrap_or_else(|| panic!("the reason in full:\n{table}"));
+    assert!(reason.ends_with("(os error 111)"), "{reason}");
     assert!(
         table
             .lines()
