@@ -119,6 +119,34 @@ macro_rules! base_setters {
 base_setters!(InferenceMetrics);
 base_setters!(ModelCallMetrics);
 
+/// The draft conventions' `gen_ai.operation.name` for fetching a response
+/// generated earlier, by its id, without inference (OpenAI's
+/// `GET /v1/responses/{id}`): it "SHOULD NOT report token usage".
+pub const FETCH_RESPONSE: &str = "fetch_response";
+
+/// Whether a call of `operation` reports no token usage on `meter`: a
+/// fetched response, under the draft conventions (the opt-in). The stable
+/// conventions have no such operation, so the default output is unchanged.
+pub(crate) fn reports_no_tokens(meter: &Meter, operation: Option<&StringValue>) -> bool {
+    operation.is_some_and(|op| op.as_str() == FETCH_RESPONSE)
+        && meter
+            .semconv_opt_in()
+            .records_new(nemo_lens_core::GEN_AI_LATEST_EXPERIMENTAL)
+}
+
+/// Clears every token count of a GenAI set (both sets have the same token
+/// fields).
+macro_rules! clear_tokens {
+    ($set:expr) => {{
+        $set.input_tokens = None;
+        $set.output_tokens = None;
+        $set.cache_read_input_tokens = None;
+        $set.cache_write_input_tokens = None;
+        $set.reasoning_output_tokens = None;
+    }};
+}
+pub(crate) use clear_tokens;
+
 /// Declares a GenAI set with the token fields that the server set
 /// ([`InferenceMetrics`]) and the client set ([`ModelCallMetrics`]) share:
 /// the same instruments under both conventions and their

@@ -111,6 +111,9 @@ impl Ended for ModelCallMetrics {
             self.time_to_first_chunk_s = measured.to_first_s;
             self.time_per_output_chunk_s = (!measured.gaps.is_empty()).then_some(measured.gaps);
         }
+        if crate::genai::reports_no_tokens(meter, self.operation_name.as_ref()) {
+            crate::genai::clear_tokens!(self);
+        }
         self.error_type = error_type;
         self.record(meter);
     }

@@ -180,6 +180,9 @@ impl Ended for InferenceMetrics {
         } else {
             self.reasoning_output_tokens = None;
         }
+        if crate::genai::reports_no_tokens(meter, self.operation_name.as_ref()) {
+            crate::genai::clear_tokens!(self);
+        }
         self.error_type = error_type;
         self.record(meter);
     }

@@ -433,3 +433,64 @@ fn the_drafts_names_match_the_reference() {
     // Nine names, the seven token metrics in both sets.
     assert_eq!(checked, 7 * 2 + 3);
 }
+
+/// The draft's `fetch_response` (a stored response fetched by id, no
+/// inference) "SHOULD NOT report token usage": under the opt-in a call of
+/// that operation records its duration and no token metric, whatever
+/// tokens were set; without the opt-in, which has no such operation,
+/// nothing changes.
+#[test]
+fn a_fetched_response_reports_no_tokens_under_the_draft() {
+    let _serial = serial();
+    let fetched = |opt_in: Option<&str>| {
+        let (handle, exporter) = setup(opt_in);
+        let t0 = Instant::now();
+        ModelCall::start_at(&handle.meter, t0)
+            .model("policy")
+            .operation_name(nemo_lens::instruments::FETCH_RESPONSE)
+            .input_tokens(900)
+            .output_tokens(64)
+            .finish_at(t0 + Duration::from_millis(40));
+        InferenceRequest::start_at(&handle.meter, t0)
+            .model("llama")
+            .operation_name(nemo_lens::instruments::FETCH_RESPONSE)
+            .input_tokens(100)
+            .output_tokens(5)
+            .finish_at(t0 + Duration::from_millis(30));
+        let rows = rows(&handle, &exporter);
+        handle.shutdown().unwrap();
+        rows.into_iter()
+            .map(|(name, attributes, value)| {
+                assert_eq!(
+                    attributes.get("gen_ai.operation.name").map(String::as_str),
+                    Some("fetch_response"),
+                    "{name}"
+                );
+                (name, value)
+            })
+            .collect::<Vec<_>>()
+    };
+    let names = |rows: &[(String, String)]| -> Vec<String> {
+        rows.iter().map(|(name, _)| name.clone()).collect()
+    };
+    let latest = fetched(Some("gen_ai_latest_experimental"));
+    assert_eq!(
+        latest,
+        [
+            (
+                "gen_ai.client.inference.duration".to_owned(),
+                "Histogram count=1 sum=40".to_owned()
+            ),
+            (
+                "gen_ai.server.request.duration".to_owned(),
+                "Histogram count=1 sum=30".to_owned()
+            ),
+        ],
+        "{latest:#?}"
+    );
+    let default = fetched(None);
+    assert!(
+        names(&default).contains(&"gen_ai.client.token.usage".to_owned()),
+        "the default output is unchanged: {default:#?}"
+    );
+}

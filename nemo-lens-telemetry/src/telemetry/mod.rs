@@ -28,9 +28,9 @@
 //! | `NEMO_LENS_ENABLED` | off | master switch |
 //! | `NEMO_LENS_METRICS_ENABLED` | on | metrics switch |
 //! | `NEMO_LENS_EXPORTER` | `otlp` | `otlp`, `prometheus` or `console` |
-//! | `NEMO_LENS_EXPORT_STRATEGY` | `single_rank` | `all_ranks`, `single_rank`, `sampled`, `first_rank_per_node`, or a [registered](register_export_strategy) name |
-//! | `NEMO_LENS_EXPORT_RANK` | -1 | the `single_rank` rank; negative counts from the last |
-//! | `NEMO_LENS_EXPORT_SAMPLE_RATE` | 0.1 | the `sampled` rate, `0..=1` |
+//! | `NEMO_LENS_EXPORT_STRATEGY` | `single_rank` | `all_ranks`, `single_rank`, `sampled`, `first_rank_per_node`, or a [registered](register_export_strategy) name; headed for removal upstream (see below) |
+//! | `NEMO_LENS_EXPORT_RANK` | -1 | the `single_rank` rank; negative counts from the last; headed for removal upstream |
+//! | `NEMO_LENS_EXPORT_SAMPLE_RATE` | 0.1 | the `sampled` rate, `0..=1`; headed for removal upstream |
 //! | `NEMO_LENS_RUN_ID` | the launcher's job ([`JOB_ID_VARIABLES`]: `TORCHELASTIC_RUN_ID` unless `none`, `SLURM_JOB_ID`, `PMIX_NAMESPACE`, `PBS_JOBID`, `LSB_JOBID`), else random (warned about once when the world size is above 1) | `nemo.run.id`, the same on every rank of a job |
 //! | `NEMO_LENS_USER_ID` | none | `nemo.user.id` |
 //! | `OTEL_SDK_DISABLED` | off | switches metrics off |
@@ -58,6 +58,13 @@
 //! | `NEMO_LENS_PROMETHEUS_PORT_PER_LOCAL_RANK` | off | each rank serves on `OTEL_EXPORTER_PROMETHEUS_PORT` plus its local rank (one port per rank on a host) |
 //! | `RANK` / `WORLD_SIZE`, `SLURM_PROCID` / `SLURM_NTASKS`, `OMPI_COMM_WORLD_RANK` / `_SIZE`, `PMI_RANK` / `PMI_SIZE` | none | the rank and world size, read by [`setup_telemetry_from_launcher`] and [`JobRank`] |
 //! | `LOCAL_RANK`, else `SLURM_LOCALID`, `OMPI_COMM_WORLD_LOCAL_RANK`, `MPI_LOCALRANKID` | 0 | the rank within a node: `first_rank_per_node`, and the port per local rank |
+//!
+//! The three `NEMO_LENS_EXPORT_*` variables are headed for removal upstream:
+//! Lens's PR #42 (open, not merged in its latest snapshot) removes them with
+//! Lens's rank and world-size handling, so that a job sets up telemetry on
+//! the ranks it wants. nemo-lens reads them as Python nemo-lens 0.1.0 and
+//! 0.2.0 do while those are the releases jobs run; new code can call setup
+//! only on the ranks that should export, with their [`JobRank`].
 //!
 //! A job that exports over OTLP checks every OTLP variable when its
 //! configuration is read (URLs, header names and values, that certificate

@@ -132,7 +132,10 @@ impl SetupOptions {
     /// The resource attributes a NeMo-Gym server sets for itself, as
     /// NeMo-Gym 0.7.0 does: `nemo.gym.server.name` and
     /// `nemo.gym.server.type` (`resources_servers`, `responses_api_models`,
-    /// ...). With [`gym_service_group`](Self::gym_service_group) and
+    /// ...), and its rank as `nv.dl.rank` and `nv.dl.world_size` (Lens's
+    /// `NV_DL_RANK` and `NV_DL_WORLD_SIZE`, which 0.7.0 sets to 0 and 1),
+    /// beside the `dl.rank` and `dl.world_size` every process writes. With
+    /// [`gym_service_group`](Self::gym_service_group) and
     /// [`gym_version`](Self::gym_version) for the rest.
     ///
     /// ```

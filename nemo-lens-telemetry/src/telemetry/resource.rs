@@ -9,6 +9,7 @@
 //! | `service.name` | `OTEL_SERVICE_NAME` (default `nemo`) |
 //! | `service.version` | [`SetupOptions::service_version`](super::SetupOptions::service_version), else `OTEL_RESOURCE_ATTRIBUTES`; unset otherwise (as in Python nemo-lens) |
 //! | `dl.rank`, `dl.world_size` | the arguments of `setup_telemetry`, or the launcher's variables ([`JobRank`](super::JobRank)) |
+//! | `nv.dl.rank`, `nv.dl.world_size` | the same, on a gym server ([`SetupOptions::gym_server`](super::SetupOptions::gym_server)), as NeMo-Gym 0.7.0 writes them |
 //! | `nemo.run.id` | `NEMO_LENS_RUN_ID`, else the launcher's job: `TORCHELASTIC_RUN_ID` (unless `none`), `SLURM_JOB_ID`, `PMIX_NAMESPACE`, `PBS_JOBID`, `LSB_JOBID`; else 12 random hex digits, with a warning once when the world size is above 1 |
 //! | `service.instance.id` | `{run_id}-rank{rank}` |
 //! | `nemo.user.id` | `NEMO_LENS_USER_ID` |
@@ -59,7 +60,7 @@ pub const K8S_ATTRIBUTES: [(&str, &[&str]); 5] = [
 
 /// Every key nemo-lens may put on the resource, set in some environments
 /// and absent in others: a Prometheus label list may name them all.
-pub(crate) const MAY_SET: [&str; 32] = [
+pub(crate) const MAY_SET: [&str; 34] = [
     "service.name",
     // What a gym server sets through `SetupOptions::gym_server`.
     "nemo.gym.server.name",
@@ -70,6 +71,9 @@ pub(crate) const MAY_SET: [&str; 32] = [
     "service.instance.id",
     "dl.rank",
     "dl.world_size",
+    // A gym server's rank, as NeMo-Gym 0.7.0 writes it.
+    "nv.dl.rank",
+    "nv.dl.world_size",
     "nemo.run.id",
     "nemo.user.id",
     "deployment.environment",
@@ -103,6 +107,10 @@ pub(crate) fn may_set(key: &str) -> bool {
 /// How long `nvidia-smi` may take before it is given up on (the count then
 /// comes from `CUDA_VISIBLE_DEVICES` alone, or is left out).
 const NVIDIA_SMI_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The key `SetupOptions::gym_server` sets: what makes a gym server's
+/// resource.
+pub(crate) const GYM_SERVER_KEY: &str = "nemo.gym.server.name";
 
 pub(crate) struct ResourceInputs<'a> {
     pub config: &'a NemoLensConfig,
@@ -141,6 +149,22 @@ pub(crate) fn build(inputs: &ResourceInputs<'_>) -> Resource {
     }
     attrs.push(KeyValue::new("dl.rank", i64::from(*rank)));
     attrs.push(KeyValue::new("dl.world_size", i64::from(inputs.world_size)));
+    // NeMo-Gym 0.7.0 sets its rank through Lens's NV_DL_RANK and
+    // NV_DL_WORLD_SIZE, `nv.dl.rank` and `nv.dl.world_size` in Lens's later
+    // conventions: a gym server writes those too, so a Rust one and a
+    // Python one share keys (`dl.rank` stays for the dashboards and the
+    // Prometheus labels that read it).
+    if inputs
+        .extra
+        .iter()
+        .any(|kv| kv.key.as_str() == GYM_SERVER_KEY)
+    {
+        attrs.push(KeyValue::new("nv.dl.rank", i64::from(*rank)));
+        attrs.push(KeyValue::new(
+            "nv.dl.world_size",
+            i64::from(inputs.world_size),
+        ));
+    }
     attrs.push(KeyValue::new(
         "service.instance.id",
         format!("{run_id}-rank{rank}"),
@@ -282,6 +306,17 @@ mod tests {
 
     fn get(r: &Resource, key: &'static str) -> Option<Value> {
         r.get(&Key::from_static_str(key))
+    }
+
+    #[test]
+    fn a_gym_server_also_writes_its_rank_as_nemo_gym_does() {
+        let gym = resource(&[], &[KeyValue::new("nemo.gym.server.name", "math_env")]);
+        assert_eq!(get(&gym, "nv.dl.rank"), Some(Value::I64(3)));
+        assert_eq!(get(&gym, "nv.dl.world_size"), Some(Value::I64(8)));
+        assert_eq!(get(&gym, "dl.rank"), Some(Value::I64(3)));
+        let trainer = resource(&[], &[]);
+        assert_eq!(get(&trainer, "nv.dl.rank"), None);
+        assert_eq!(get(&trainer, "dl.rank"), Some(Value::I64(3)));
     }
 
     #[test]
