@@ -4,11 +4,13 @@
 //! processes that keep tests of process-wide state apart, real servers
 //! (Prometheus, aiperf, the examples) and how to query them; behind
 //! features, OTLP receivers on the official protobuf definitions,
-//! certificates made in the test, the OpenAI layer's exchanges. Not
+//! certificates made in the test, the OpenAI layer's exchanges; a
+//! gateway's traffic. Not
 //! published.
 
 pub mod aiperf;
 pub mod alloc;
+pub mod gateway;
 pub mod log_lines;
 pub mod messages;
 #[cfg(feature = "prometheus")]

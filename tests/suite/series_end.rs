@@ -345,7 +345,6 @@ fn bridged_histograms_expire_unless_held() {
 /// request rate; process-wide, it ends both, and top has nothing to read.
 #[test]
 fn a_gateway_s_backends_end_while_its_own_series_stay_and_read_zero_in_top() {
-    use nemo_lens::instruments::{InferenceRequest, ModelCall};
     use nemo_lens_cli::top::exposition::parse_text;
     use nemo_lens_cli::top::fetch::Outcome;
     use nemo_lens_cli::top::Fleet;
@@ -359,22 +358,7 @@ fn a_gateway_s_backends_end_while_its_own_series_stay_and_read_zero_in_top() {
         let telemetry = telemetry(clock.clone(), &env);
         let meter = &telemetry.meter;
         let addr = telemetry.prometheus_addr().unwrap();
-        for backend in 0..3 {
-            for _ in 0..4 {
-                let mut request = InferenceRequest::start(meter)
-                    .model("llama")
-                    .input_tokens(100);
-                let mut call = ModelCall::start(meter)
-                    .model("llama")
-                    .server_address(format!("10.0.0.{backend}"))
-                    .server_port(8000);
-                call.chunk();
-                request.first_token();
-                request.add_output_tokens(20);
-                call.input_tokens(100).output_tokens(20).finish();
-                request.finish();
-            }
-        }
+        crate::support::gateway::serve(meter, 3, 4);
         let busy = scrape(addr);
         let calls = by_address(&busy, "gen_ai_client_operation_duration_seconds_count");
         let expected: BTreeMap<String, f64> =

@@ -2,10 +2,10 @@
 //! names kept as fallbacks: two reads a second apart, in the release's
 //! exact names and labels.
 
-use nemo_lens::instruments::{InferenceRequest, ModelCall};
 use nemo_lens::testing::Capture;
 use nemo_lens_cli::top::fleet::Row;
 use nemo_lens_cli::top::stats::Percentiles;
+use nemo_lens_test_support::gateway;
 
 use crate::top::fleet_of;
 
@@ -228,27 +228,11 @@ fn llama_cpp_reads_slots_and_tokens() {
 fn a_gateway_s_tokens_are_counted_once() {
     let capture = Capture::new();
     let meter = capture.meter();
-    let serve_four = || {
-        for _ in 0..4 {
-            let mut request = InferenceRequest::start(meter)
-                .model("llama")
-                .input_tokens(100);
-            let mut call = ModelCall::start(meter)
-                .model("llama")
-                .server_address("10.0.0.7")
-                .server_port(8000);
-            call.chunk();
-            request.first_token();
-            request.add_output_tokens(20);
-            call.input_tokens(100).output_tokens(20).finish();
-            request.finish();
-        }
-    };
-    serve_four();
+    gateway::serve(meter, 1, 4);
     let before = capture.exposition();
-    serve_four();
+    gateway::serve(meter, 1, 4);
     let after = capture.exposition();
-    assert!(after.contains("server_address=\"10.0.0.7\""), "{after}");
+    assert!(after.contains("server_address=\"10.0.0.0\""), "{after}");
     let row = row(before, after);
     assert_eq!(row.vocabulary, Some("nemo-lens"));
     close(row.interval.requests_per_s, 4.0);
