@@ -25,9 +25,12 @@ const REJECT_READ_TIMEOUT: Duration = Duration::from_secs(2);
 /// flight then get `GRACE` to finish.
 const CONNECTION_DEADLINE: Duration = Duration::from_secs(30);
 const GRACE: Duration = Duration::from_secs(5);
-/// How long, and how many bytes, a closing connection is drained for.
+/// How long, and how many bytes, a closing connection is drained for. The
+/// bytes cover a client still sending a megabyte-sized head it was refused
+/// with 431 (nginx drains by time alone); the time bounds what a hostile
+/// client costs.
 const LINGER: Duration = Duration::from_secs(1);
-const LINGER_BYTES: usize = 64 * 1024;
+const LINGER_BYTES: usize = 4 * 1024 * 1024;
 
 fn http1() -> hyper::server::conn::http1::Builder {
     let mut builder = hyper::server::conn::http1::Builder::new();

@@ -223,7 +223,12 @@ fn scrape(
     let begun = Instant::now();
     let attempt = || -> std::io::Result<(Vec<u8>, Option<Duration>)> {
         let mut stream = transport.connect(addr, timeout)?;
-        stream.write_all(request)?;
+        // A server may answer (431) and close before a huge request is all
+        // sent; like curl, read the answer it gave rather than the write error.
+        match stream.write_all(request) {
+            Err(e) if matches!(e.kind(), ErrorKind::BrokenPipe | ErrorKind::ConnectionReset) => {}
+            other => other?,
+        }
         let sent = Instant::now();
         let mut response = Vec::new();
         let mut buf = [0u8; 16 * 1024];
