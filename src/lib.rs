@@ -121,7 +121,7 @@ pub mod instruments {
     pub use nemo_lens_instruments::{
         record_inference_metrics, GenAiAttributes, InferenceMetrics, InferenceMetricsSet,
         InferenceRequest, ModelCall, ModelCallMetrics, ModelCallMetricsSet, TokenModality,
-        DROPPED_ERROR_TYPE, FETCH_RESPONSE,
+        DROPPED_ERROR_TYPE, EMBEDDINGS, FETCH_RESPONSE,
     };
 }
 

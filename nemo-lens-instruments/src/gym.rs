@@ -31,6 +31,52 @@
 use nemo_lens_core::{Instruments, Meter};
 use nemo_lens_macros::Instruments;
 
+/// The three duration histograms of [`GymMetrics`], for
+/// [`GYM_DURATION_BOUNDARIES_MS`].
+pub const GYM_DURATION_HISTOGRAMS: [&str; 3] = [
+    "gym.server.request_duration_ms",
+    "gym.rollout.duration_ms",
+    "gym.verify.duration_ms",
+];
+
+/// Buckets from 100 ms to one hour, which a Lens later than NeMo-Gym
+/// 0.7.0's gives [`GYM_DURATION_HISTOGRAMS`] ("the SDK's default boundaries
+/// stop at 10 s"), for rollouts and verifications that run for minutes.
+///
+/// [`GymMetrics`] keeps the SDK's default buckets (0 to 10 000 ms), as
+/// NeMo-Gym 0.7.0 gets them: its Lens pin predates these, and Python
+/// nemo-lens 0.1.0, the wire reference, has the defaults too. To follow the
+/// later Lens, set them at setup:
+///
+/// ```
+/// use nemo_lens::instruments::gym::{GYM_DURATION_BOUNDARIES_MS, GYM_DURATION_HISTOGRAMS};
+/// use nemo_lens::SetupOptions;
+///
+/// let options = GYM_DURATION_HISTOGRAMS
+///     .into_iter()
+///     .fold(SetupOptions::new(), |options, name| {
+///         options.histogram_boundaries(name, GYM_DURATION_BOUNDARIES_MS)
+///     });
+/// # let _ = options;
+/// ```
+pub const GYM_DURATION_BOUNDARIES_MS: [f64; 15] = [
+    100.0,
+    250.0,
+    500.0,
+    1_000.0,
+    2_500.0,
+    5_000.0,
+    10_000.0,
+    30_000.0,
+    60_000.0,
+    120_000.0,
+    300_000.0,
+    600_000.0,
+    1_200_000.0,
+    1_800_000.0,
+    3_600_000.0,
+];
+
 mod connection_pool;
 mod memory;
 mod sampling_thread;
@@ -54,6 +100,9 @@ pub use values::{MemoryType, QueueConstraint, QueueOutcome};
 
 /// One report of a gym server, as `record_gym_metrics` takes it in Python
 /// nemo-lens.
+///
+/// Its durations have the SDK's default buckets, as NeMo-Gym 0.7.0's do;
+/// [`GYM_DURATION_BOUNDARIES_MS`] are a later Lens's, up to an hour.
 ///
 /// ```
 /// use nemo_lens::instruments::gym::GymMetrics;

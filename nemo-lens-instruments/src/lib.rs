@@ -22,7 +22,7 @@ mod timing;
 
 pub use genai::{
     record_inference_metrics, GenAiAttributes, InferenceMetrics, InferenceMetricsSet,
-    ModelCallMetrics, ModelCallMetricsSet, FETCH_RESPONSE,
+    ModelCallMetrics, ModelCallMetricsSet, EMBEDDINGS, FETCH_RESPONSE,
 };
 pub use guard::DROPPED_ERROR_TYPE;
 pub use modality::TokenModality;

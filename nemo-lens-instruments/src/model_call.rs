@@ -29,7 +29,10 @@ use crate::TokenModality;
 /// attributes the call ends with (`response_model` set mid-stream included).
 ///
 /// A failed call records its operation duration with `error.type` and the
-/// token counts that were set (a provider may bill a failed call).
+/// token counts that were set (a provider may bill a failed call); under the
+/// draft conventions, its token histograms carry `error.type` too and a count
+/// not set records `0`
+/// ([`ModelCallMetrics::follow_conventions`](crate::ModelCallMetrics::follow_conventions)).
 ///
 /// A call that fails or is dropped records no chunk timings: neither its
 /// time to first chunk nor the gaps of the chunks it did receive. Like the
@@ -111,10 +114,8 @@ impl Ended for ModelCallMetrics {
             self.time_to_first_chunk_s = measured.to_first_s;
             self.time_per_output_chunk_s = (!measured.gaps.is_empty()).then_some(measured.gaps);
         }
-        if crate::genai::reports_no_tokens(meter, self.operation_name.as_ref()) {
-            crate::genai::clear_tokens!(self);
-        }
         self.error_type = error_type;
+        self.follow_conventions(meter);
         self.record(meter);
     }
 }

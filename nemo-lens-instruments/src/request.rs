@@ -171,19 +171,20 @@ impl Ended for InferenceMetrics {
     fn ended(&mut self, meter: &Meter, measured: Measured, error_type: Option<StringValue>) {
         self.request_duration_s = Some(measured.duration_s);
         // A failed request records its duration and the prompt it was given;
-        // what it produced is not a response, so neither are its token counts
-        // (reasoning tokens included) and timings.
+        // what it produced is not a response, so neither are its timings nor,
+        // by default, its token counts (reasoning tokens included). The
+        // draft counts a failed call's tokens too (follow_conventions).
         if error_type.is_none() {
             self.output_tokens = measured.outputs;
             self.time_to_first_token_s = measured.to_first_s;
             self.time_per_output_token_s = measured.per_output_s;
+        } else if crate::genai::follows_the_draft(meter) {
+            self.output_tokens = measured.outputs;
         } else {
             self.reasoning_output_tokens = None;
         }
-        if crate::genai::reports_no_tokens(meter, self.operation_name.as_ref()) {
-            crate::genai::clear_tokens!(self);
-        }
         self.error_type = error_type;
+        self.follow_conventions(meter);
         self.record(meter);
     }
 

@@ -327,3 +327,70 @@ fn memory_sets_carry_the_server_and_the_memory_type() {
     assert_eq!(processes.attr("memory.type"), None, "not on the count");
     assert_eq!(processes.number(), 3.0);
 }
+
+/// The later Lens's gym duration buckets (100 ms to 1 h), set at setup with
+/// the two constants, reach the export; without them the three histograms
+/// keep the SDK's defaults, as NeMo-Gym 0.7.0 gets them.
+#[test]
+fn the_later_lens_duration_buckets_apply_at_setup() {
+    use nemo_lens::instruments::gym::{GYM_DURATION_BOUNDARIES_MS, GYM_DURATION_HISTOGRAMS};
+    use nemo_lens::opentelemetry_sdk::metrics::InMemoryMetricExporter;
+    use nemo_lens::{EnvLookup, NemoLensConfig, SetupOptions};
+
+    let _serial = crate::support::exclusive();
+    let exported = |later: bool| {
+        let config =
+            NemoLensConfig::from_lookup(EnvLookup::from_pairs([("NEMO_LENS_ENABLED", "1")]))
+                .unwrap();
+        let exporter = InMemoryMetricExporter::default();
+        let mut options = SetupOptions::new()
+            .env(EnvLookup::from_pairs([("X", "1")]))
+            .allow_reinit(true)
+            .probe_gpus(false)
+            .set_global(false)
+            .push_exporter(exporter.clone());
+        if later {
+            for name in GYM_DURATION_HISTOGRAMS {
+                options = options.histogram_boundaries(name, GYM_DURATION_BOUNDARIES_MS);
+            }
+        }
+        let handle = options.setup(&config, 0, 1).unwrap();
+        GymMetrics::default()
+            .server_request_duration_ms(80.0)
+            .rollout_duration_ms(45_000.0)
+            .verify_duration_ms(2_000.0)
+            .record(&handle.meter);
+        handle.force_flush().unwrap();
+        let points = crate::support::latest_points(&exporter);
+        handle.shutdown().unwrap();
+        GYM_DURATION_HISTOGRAMS.map(|name| {
+            let point = points.iter().find(|p| p.name == name).unwrap();
+            match &point.value {
+                Value::Histogram {
+                    bounds,
+                    bucket_counts,
+                    ..
+                } => (bounds.clone(), bucket_counts.clone()),
+                Value::Number(_) => panic!("{name} is a histogram"),
+            }
+        })
+    };
+    let one_in = |index: usize, len: usize| -> Vec<u64> {
+        (0..len).map(|i| u64::from(i == index)).collect()
+    };
+    let later = exported(true);
+    // 80 ms below 100; 45 s in (30 s, 60 s]; 2 s in (1 s, 2.5 s].
+    for ((bounds, counts), bucket) in later.into_iter().zip([0, 8, 4]) {
+        assert_eq!(bounds, GYM_DURATION_BOUNDARIES_MS);
+        assert_eq!(counts, one_in(bucket, 16));
+    }
+    let sdk_defaults = [
+        0.0, 5.0, 10.0, 25.0, 50.0, 75.0, 100.0, 250.0, 500.0, 750.0, 1000.0, 2500.0, 5000.0,
+        7500.0, 10000.0,
+    ];
+    // 80 ms in (75, 100]; 45 s over the last bound; 2 s in (1000, 2500].
+    for ((bounds, counts), bucket) in exported(false).into_iter().zip([6, 15, 11]) {
+        assert_eq!(bounds, sdk_defaults);
+        assert_eq!(counts, one_in(bucket, 16));
+    }
+}

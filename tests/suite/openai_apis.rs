@@ -310,3 +310,34 @@ async fn an_embedding_records_its_duration_and_input_tokens_only() {
         .unwrap();
     assert_eq!(input.str_attr("gen_ai.operation.name"), Some("embeddings"));
 }
+
+/// The same embedding under the draft conventions: its tokens on
+/// `gen_ai.client.embeddings.operation.input_tokens`, none on the inference
+/// token metrics; the server's request duration as before.
+#[tokio::test]
+async fn an_embedding_under_the_draft_records_on_the_embeddings_tokens() {
+    let mut harness = Harness::new();
+    harness.meter = harness
+        .meter
+        .with_semconv_opt_in(nemo_lens::SemconvOptIn::parse("gen_ai_latest_experimental"));
+    let (status, _) = exchange(
+        app(&harness),
+        "/v1/embeddings",
+        r#"{"model":"llama","input":["a b c","d e f"]}"#,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let names: Vec<String> = harness.points().into_iter().map(|p| p.name).collect();
+    assert_eq!(
+        names
+            .iter()
+            .filter(|n| n.contains("_tokens"))
+            .collect::<Vec<_>>(),
+        ["gen_ai.client.embeddings.operation.input_tokens"],
+        "{names:?}"
+    );
+    let input = single(&harness, "gen_ai.client.embeddings.operation.input_tokens");
+    assert_attributes(&input, "embeddings");
+    assert_eq!(histogram(&input), (1, 12.0));
+    assert_eq!(histogram(&single(&harness, DURATION)).0, 1);
+}

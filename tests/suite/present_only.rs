@@ -173,7 +173,7 @@ fn inference_fields_alone() {
         |set| set.base.model = Some("m".into()),
         fields!(InferenceMetrics: request_duration_s, input_tokens, output_tokens,
             cache_read_input_tokens, cache_write_input_tokens, reasoning_output_tokens,
-            time_to_first_token_s, time_per_output_token_s),
+            embeddings_input_tokens, time_to_first_token_s, time_per_output_token_s),
     );
 }
 
@@ -183,7 +183,8 @@ fn model_call_fields_alone() {
         |set| set.base.model = Some("m".into()),
         fields!(ModelCallMetrics: operation_duration_s, input_tokens, output_tokens,
             cache_read_input_tokens, cache_write_input_tokens, reasoning_output_tokens,
-            time_to_first_chunk_s, time_per_output_chunk_s),
+            embeddings_input_tokens, time_to_first_chunk_s, time_per_output_chunk_s,
+            embeddings_duration_s),
     );
 }
 

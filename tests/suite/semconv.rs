@@ -38,8 +38,7 @@ fn setup(opt_in: Option<&str>) -> (TelemetryHandle, InMemoryMetricExporter) {
 
 /// One streamed server request, one streamed client call and one failed
 /// client call, at explicit instants.
-fn record(handle: &TelemetryHandle) {
-    let meter = &handle.meter;
+fn record(meter: &nemo_lens::Meter) {
     let t0 = Instant::now();
     let ms = |n| t0 + Duration::from_millis(n);
 
@@ -288,6 +287,27 @@ fn latest_rows() -> Vec<Expect> {
     ]
 }
 
+/// What the draft asks beyond names, with `gen_ai_latest_experimental`
+/// alone (`/dup` records the same measurements under both names): the
+/// failed call, which had a prompt but no response, records its output
+/// tokens as 0 on both output metrics, `error.type` on the histogram. Its
+/// usage was partly known, so the modality stays `text` and no cache or
+/// reasoning 0 is claimed.
+fn latest_only_rows() -> Vec<Expect> {
+    vec![
+        (
+            "gen_ai.client.inference.usage.output_tokens",
+            with(FAILED, &[("gen_ai.token.modality", "text")]),
+            "Sum 0",
+        ),
+        (
+            "gen_ai.client.inference.operation.output_tokens",
+            with(FAILED, &[("error.type", "timeout")]),
+            "Histogram count=1 sum=0",
+        ),
+    ]
+}
+
 fn as_expected(groups: Vec<Vec<Expect>>) -> Vec<Row> {
     let mut rows: Vec<Row> = groups
         .into_iter()
@@ -305,8 +325,13 @@ fn as_expected(groups: Vec<Vec<Expect>>) -> Vec<Row> {
 }
 
 fn exported(opt_in: Option<&str>) -> Vec<Row> {
+    exported_by(opt_in, record)
+}
+
+/// Rows of what `record` records on telemetry set up with `opt_in`.
+fn exported_by(opt_in: Option<&str>, record: impl FnOnce(&nemo_lens::Meter)) -> Vec<Row> {
     let (handle, exporter) = setup(opt_in);
-    record(&handle);
+    record(&handle.meter);
     let rows = rows(&handle, &exporter);
     handle.shutdown().unwrap();
     rows
@@ -334,7 +359,10 @@ fn other_libraries_values_change_nothing() {
 fn gen_ai_latest_experimental_exports_the_drafts_names_only() {
     let _serial = serial();
     let rows = exported(Some("http, gen_ai_latest_experimental"));
-    assert_eq!(rows, as_expected(vec![server_timings(), latest_rows()]));
+    assert_eq!(
+        rows,
+        as_expected(vec![server_timings(), latest_rows(), latest_only_rows()])
+    );
     assert!(
         rows.iter()
             .all(|(_, attributes, _)| !attributes.contains_key("gen_ai.token.type")),
@@ -370,7 +398,7 @@ fn the_option_wins_over_the_environment() {
         .setup(&config, 0, 1)
         .unwrap();
     assert!(handle.meter.semconv_opt_in().is_empty());
-    record(&handle);
+    record(&handle.meter);
     assert_eq!(
         rows(&handle, &exporter),
         as_expected(vec![server_timings(), default_rows()])
@@ -430,8 +458,10 @@ fn the_drafts_names_match_the_reference() {
             }
         }
     }
-    // Nine names, the seven token metrics in both sets.
-    assert_eq!(checked, 7 * 2 + 3);
+    // Eleven names: the seven token metrics and the embeddings' input
+    // tokens in both sets, the client's three durations and its embeddings
+    // duration.
+    assert_eq!(checked, 8 * 2 + 3 + 1);
 }
 
 /// The draft's `fetch_response` (a stored response fetched by id, no
@@ -492,5 +522,193 @@ fn a_fetched_response_reports_no_tokens_under_the_draft() {
     assert!(
         names(&default).contains(&"gen_ai.client.token.usage".to_owned()),
         "the default output is unchanged: {default:#?}"
+    );
+}
+
+/// The draft moved embeddings to `gen_ai.client.embeddings.duration` and
+/// `gen_ai.client.embeddings.operation.input_tokens` ("Embeddings operations
+/// are no longer reported on gen_ai.client.operation.duration ... token usage
+/// ... is now reported on gen_ai.client.embeddings.operation.input_tokens"):
+/// under the opt-in an embeddings call, ok or failed, and a server's
+/// embeddings request record there and on no inference metric; the
+/// duration carries `error.type`, the token histogram does not. The
+/// default output is the stable one, as before.
+#[test]
+fn embeddings_record_on_their_own_metrics_under_the_draft() {
+    let _serial = serial();
+    let embed = |meter: &nemo_lens::Meter| {
+        let t0 = Instant::now();
+        ModelCall::start_at(meter, t0)
+            .model("e5")
+            .operation_name(nemo_lens::instruments::EMBEDDINGS)
+            .input_tokens(12)
+            .finish_at(t0 + Duration::from_millis(40));
+        ModelCall::start_at(meter, t0)
+            .model("e5-b")
+            .operation_name("embeddings")
+            .input_tokens(3)
+            .fail_at("timeout", t0 + Duration::from_millis(90));
+        InferenceRequest::start_at(meter, t0)
+            .model("e5")
+            .operation_name("embeddings")
+            .input_tokens(7)
+            .finish_at(t0 + Duration::from_millis(30));
+    };
+    let e5 = [
+        ("gen_ai.operation.name", "embeddings"),
+        ("gen_ai.provider.name", "nemo"),
+        ("gen_ai.request.model", "e5"),
+    ];
+    let e5b = [
+        ("gen_ai.operation.name", "embeddings"),
+        ("gen_ai.provider.name", "nemo"),
+        ("gen_ai.request.model", "e5-b"),
+    ];
+    let latest = exported_by(Some("gen_ai_latest_experimental"), embed);
+    assert_eq!(
+        latest,
+        as_expected(vec![vec![
+            (
+                "gen_ai.client.embeddings.duration",
+                e5.to_vec(),
+                "Histogram count=1 sum=40"
+            ),
+            (
+                "gen_ai.client.embeddings.duration",
+                with(&e5b, &[("error.type", "timeout")]),
+                "Histogram count=1 sum=90"
+            ),
+            // The client's 12 and the server's 7 on one series, as the
+            // inference token metrics are shared.
+            (
+                "gen_ai.client.embeddings.operation.input_tokens",
+                e5.to_vec(),
+                "Histogram count=2 sum=19000"
+            ),
+            (
+                "gen_ai.client.embeddings.operation.input_tokens",
+                e5b.to_vec(),
+                "Histogram count=1 sum=3000"
+            ),
+            (
+                "gen_ai.server.request.duration",
+                e5.to_vec(),
+                "Histogram count=1 sum=30"
+            ),
+        ]]),
+        "{latest:#?}"
+    );
+    let default = exported_by(None, embed);
+    let names: Vec<&str> = default.iter().map(|(name, _, _)| name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "gen_ai.client.operation.duration",
+            "gen_ai.client.operation.duration",
+            "gen_ai.client.token.usage",
+            "gen_ai.client.token.usage",
+            "gen_ai.server.request.duration",
+        ],
+        "the stable names, as before: {default:#?}"
+    );
+}
+
+/// PR #536 (the later of the two fragments on failed calls): token metrics
+/// "for every inference operation, including failed ones, with `error.type`
+/// on the histograms and `0` when no usage was received", that 0 "with
+/// `gen_ai.token.modality` set to `unknown`". A call that failed before any
+/// usage records 0 on both histograms and all five counters; a server
+/// request that failed mid-stream records the tokens it streamed.
+#[test]
+fn failed_calls_record_their_tokens_or_zero_under_the_draft() {
+    let _serial = serial();
+    let fail = |meter: &nemo_lens::Meter| {
+        let t0 = Instant::now();
+        ModelCall::start_at(meter, t0)
+            .model("policy")
+            .fail_at("503", t0 + Duration::from_millis(10));
+        let mut request = InferenceRequest::start_at(meter, t0)
+            .model("llama")
+            .input_tokens(20);
+        request.first_token_at(t0 + Duration::from_millis(5));
+        request.add_output_tokens(3);
+        request.fail_at("cancelled", t0 + Duration::from_millis(25));
+    };
+    let latest = exported_by(Some("gen_ai_latest_experimental"), fail);
+    let mut token_rows: Vec<Row> = latest
+        .into_iter()
+        .filter(|(name, _, _)| name.contains("_tokens"))
+        .map(|(name, mut attributes, value)| {
+            attributes.remove("gen_ai.provider.name");
+            attributes.remove("gen_ai.operation.name");
+            (name, attributes, value)
+        })
+        .collect();
+    token_rows.sort();
+    let policy = [("gen_ai.request.model", "policy")];
+    let unknown = [
+        ("gen_ai.request.model", "policy"),
+        ("gen_ai.token.modality", "unknown"),
+    ];
+    let llama_text = [
+        ("gen_ai.request.model", "llama"),
+        ("gen_ai.token.modality", "text"),
+    ];
+    let usage = |kind: &'static str| -> &'static str {
+        match kind {
+            "input" => "gen_ai.client.inference.usage.input_tokens",
+            "output" => "gen_ai.client.inference.usage.output_tokens",
+            "cache_read" => "gen_ai.client.inference.usage.cache_read.input_tokens",
+            "cache_write" => "gen_ai.client.inference.usage.cache_write.input_tokens",
+            _ => "gen_ai.client.inference.usage.reasoning.output_tokens",
+        }
+    };
+    let mut expected = vec![
+        (
+            "gen_ai.client.inference.operation.input_tokens",
+            with(&policy, &[("error.type", "503")]),
+            "Histogram count=1 sum=0",
+        ),
+        (
+            "gen_ai.client.inference.operation.output_tokens",
+            with(&policy, &[("error.type", "503")]),
+            "Histogram count=1 sum=0",
+        ),
+        (
+            "gen_ai.client.inference.operation.input_tokens",
+            vec![
+                ("error.type", "cancelled"),
+                ("gen_ai.request.model", "llama"),
+            ],
+            "Histogram count=1 sum=20000",
+        ),
+        (
+            "gen_ai.client.inference.operation.output_tokens",
+            vec![
+                ("error.type", "cancelled"),
+                ("gen_ai.request.model", "llama"),
+            ],
+            "Histogram count=1 sum=3000",
+        ),
+        (usage("input"), llama_text.to_vec(), "Sum 20"),
+        (usage("output"), llama_text.to_vec(), "Sum 3"),
+    ];
+    for kind in ["input", "output", "cache_read", "cache_write", "reasoning"] {
+        expected.push((usage(kind), unknown.to_vec(), "Sum 0"));
+    }
+    assert_eq!(token_rows, as_expected(vec![expected]), "{token_rows:#?}");
+
+    // The default output records no token for either: the stable
+    // conventions have no rule for failed calls, and the server set never
+    // counted a failed request's output.
+    let default = exported_by(None, fail);
+    let tokens: Vec<_> = default
+        .iter()
+        .filter(|(name, _, _)| name == "gen_ai.client.token.usage")
+        .map(|(_, attributes, value)| (attributes["gen_ai.token.type"].clone(), value.clone()))
+        .collect();
+    assert_eq!(
+        tokens,
+        [("input".to_owned(), "Histogram count=1 sum=20000".to_owned())]
     );
 }

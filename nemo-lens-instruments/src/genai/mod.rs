@@ -27,9 +27,17 @@
 //!   (PR #521): `gen_ai.client.inference.duration`,
 //!   `gen_ai.client.inference.time_to_first_chunk` and
 //!   `gen_ai.client.inference.time_per_output_chunk`;
+//! - embeddings calls record on `gen_ai.client.embeddings.duration` and
+//!   `gen_ai.client.embeddings.operation.input_tokens`;
 //! - the `gen_ai.server.*` metrics are unchanged.
 //!
-//! `gen_ai_latest_experimental/dup` records both, for migrating dashboards.
+//! The draft also changes what a call records (embeddings on their own
+//! metrics, no tokens for `fetch_response`, a failed call's tokens or 0):
+//! the guards apply it as a call ends, `follow_conventions` on a set filled
+//! by hand.
+//!
+//! `gen_ai_latest_experimental/dup` records both names for the same
+//! measurements, for migrating dashboards.
 //! The cache and reasoning counts have no name before the draft: they are
 //! recorded only with the opt-in.
 //!
@@ -42,6 +50,11 @@ use nemo_lens_macros::{Attributes, Instruments};
 use opentelemetry::StringValue;
 
 use crate::TokenModality;
+
+mod draft;
+
+pub(crate) use draft::follows_the_draft;
+pub use draft::{EMBEDDINGS, FETCH_RESPONSE};
 
 /// The attributes every GenAI measurement carries, on the server
 /// ([`InferenceMetrics`]) and the client ([`ModelCallMetrics`]) side alike:
@@ -118,34 +131,6 @@ macro_rules! base_setters {
 
 base_setters!(InferenceMetrics);
 base_setters!(ModelCallMetrics);
-
-/// The draft conventions' `gen_ai.operation.name` for fetching a response
-/// generated earlier, by its id, without inference (OpenAI's
-/// `GET /v1/responses/{id}`): it "SHOULD NOT report token usage".
-pub const FETCH_RESPONSE: &str = "fetch_response";
-
-/// Whether a call of `operation` reports no token usage on `meter`: a
-/// fetched response, under the draft conventions (the opt-in). The stable
-/// conventions have no such operation, so the default output is unchanged.
-pub(crate) fn reports_no_tokens(meter: &Meter, operation: Option<&StringValue>) -> bool {
-    operation.is_some_and(|op| op.as_str() == FETCH_RESPONSE)
-        && meter
-            .semconv_opt_in()
-            .records_new(nemo_lens_core::GEN_AI_LATEST_EXPERIMENTAL)
-}
-
-/// Clears every token count of a GenAI set (both sets have the same token
-/// fields).
-macro_rules! clear_tokens {
-    ($set:expr) => {{
-        $set.input_tokens = None;
-        $set.output_tokens = None;
-        $set.cache_read_input_tokens = None;
-        $set.cache_write_input_tokens = None;
-        $set.reasoning_output_tokens = None;
-    }};
-}
-pub(crate) use clear_tokens;
 
 /// Declares a GenAI set with the token fields that the server set
 /// ([`InferenceMetrics`]) and the client set ([`ModelCallMetrics`]) share:
@@ -234,6 +219,18 @@ macro_rules! genai_set {
             )]
             pub reasoning_output_tokens: Option<u64>,
 
+            /// The number of input tokens of an embeddings call: where the draft
+            /// conventions record an embeddings call's tokens, which the guards
+            /// move here from `input_tokens` under the opt-in.
+            #[histogram(
+                "gen_ai.client.embeddings.operation.input_tokens",
+                unit = "{token}",
+                description = "The number of input tokens used per embeddings operation.",
+                buckets = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864],
+                opt_in = "gen_ai_latest_experimental"
+            )]
+            pub embeddings_input_tokens: Option<u64>,
+
             $($after)*
 
             /// The kind of tokens counted, attached as `gen_ai.token.modality` to the
@@ -263,7 +260,7 @@ genai_set! {
     /// and not empty, `gen_ai.request.model`, `gen_ai.response.model`,
     /// `server.address` and `server.port`. `error.type` is attached to the request
     /// duration only, as the conventions place it (and, with the draft's names,
-    /// to the per-call input-token histogram). With the fields Python nemo-lens
+    /// to the per-call token histograms). With the fields Python nemo-lens
     /// knows, the exported data is exactly Python's.
     ///
     /// The token fields follow the meter's semantic-convention opt-in
@@ -327,11 +324,17 @@ genai_set! {
 
             /// Why the request failed (`timeout`, `cancelled`, an HTTP status, ...),
             /// attached as `error.type` to the request duration (and, with the
-            /// draft's names, to the per-call input-token histogram) only. A failed
-            /// request records no output tokens: what it produced is no response.
+            /// draft's names, to the per-call token histograms) only. By default a
+            /// failed request records no output tokens: what it produced is no
+            /// response. The draft records them for every call, failed ones
+            /// included ([`follow_conventions`](Self::follow_conventions)).
             #[attribute(
                 "error.type",
-                only(request_duration_s, "gen_ai.client.inference.operation.input_tokens")
+                only(
+                    request_duration_s,
+                    "gen_ai.client.inference.operation.input_tokens",
+                    "gen_ai.client.inference.operation.output_tokens"
+                )
             )]
             pub error_type: Option<StringValue>,
         }
@@ -420,6 +423,18 @@ genai_set! {
                 opt_in = "gen_ai_latest_experimental"
             )]
             pub time_per_output_chunk_s: Option<Vec<f64>>,
+
+            /// GenAI client embeddings operation duration: where the draft
+            /// conventions record an embeddings call's duration, which the guards
+            /// move here from `operation_duration_s` under the opt-in.
+            #[histogram(
+                "gen_ai.client.embeddings.duration",
+                unit = "s",
+                description = "GenAI client embeddings operation duration.",
+                buckets = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92],
+                opt_in = "gen_ai_latest_experimental"
+            )]
+            pub embeddings_duration_s: Option<f64>,
         }
         after {
             /// The model, provider and server, on every measurement.
@@ -437,6 +452,7 @@ genai_set! {
                 "error.type",
                 only(
                     operation_duration_s,
+                    embeddings_duration_s,
                     "gen_ai.client.inference.operation.input_tokens",
                     "gen_ai.client.inference.operation.output_tokens"
                 )
