@@ -19,6 +19,11 @@
 //! input after `--ttft-ms`, `usage.prompt_tokens` its words); and
 //! `GET /metrics`, on 127.0.0.1. At most `--max-running` requests run at
 //! once; the others wait in a queue.
+//!
+//! To try latency objectives (`NEMO_LENS_SLO`), `--slow-every N` makes every
+//! Nth request by arrival slow: it waits `--slow-ttft-ms` before its first
+//! token instead of `--ttft-ms`, and `--slow-itl-ms` between its tokens
+//! instead of `--itl-ms` (each defaults to the usual value).
 //! Telemetry is on by default (`NEMO_LENS_ENABLED=0` turns it off); every
 //! nemo-lens and OpenTelemetry variable applies, and
 //! `NEMO_LENS_EXPORTER=otlp` or `console` sends the metrics there instead
@@ -94,11 +99,28 @@ struct Args {
     ttft: Duration,
     itl: Duration,
     max_running: usize,
+    slow: Slow,
+}
+
+/// Every `every`th request by arrival (none when 0) is slow: `ttft` and
+/// `itl` instead of the usual.
+#[derive(Clone, Copy)]
+struct Slow {
+    every: u64,
+    ttft: Option<Duration>,
+    itl: Option<Duration>,
 }
 
 fn parse_args() -> Result<Args, String> {
-    let usage = "usage: openai_server --port P --model NAME --ttft-ms X --itl-ms Y --max-running N";
+    let usage =
+        "usage: openai_server --port P --model NAME --ttft-ms X --itl-ms Y --max-running N \
+                 [--slow-every N [--slow-ttft-ms X] [--slow-itl-ms Y]]";
     let (mut port, mut model, mut ttft, mut itl, mut max_running) = (None, None, None, None, None);
+    let mut slow = Slow {
+        every: 0,
+        ttft: None,
+        itl: None,
+    };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         if flag == "-h" || flag == "--help" {
@@ -122,6 +144,9 @@ fn parse_args() -> Result<Args, String> {
             "--model" if !value.is_empty() => model = Some(value.clone()),
             "--ttft-ms" => ttft = Some(Duration::from_millis(number("milliseconds")?)),
             "--itl-ms" => itl = Some(Duration::from_millis(number("milliseconds")?)),
+            "--slow-every" => slow.every = number("a number of requests")?,
+            "--slow-ttft-ms" => slow.ttft = Some(Duration::from_millis(number("milliseconds")?)),
+            "--slow-itl-ms" => slow.itl = Some(Duration::from_millis(number("milliseconds")?)),
             "--max-running" => match number("a positive number of requests")? {
                 0 => return Err("--max-running must be at least 1".into()),
                 n => max_running = Some(n as usize),
@@ -130,12 +155,18 @@ fn parse_args() -> Result<Args, String> {
         }
     }
     let missing = |name: &str| format!("{name} is required; {usage}");
+    if slow.every == 0 && (slow.ttft.is_some() || slow.itl.is_some()) {
+        return Err(format!(
+            "--slow-ttft-ms and --slow-itl-ms need --slow-every N (N > 0); {usage}"
+        ));
+    }
     Ok(Args {
         port: port.ok_or_else(|| missing("--port"))?,
         model: model.ok_or_else(|| missing("--model"))?,
         ttft: ttft.ok_or_else(|| missing("--ttft-ms"))?,
         itl: itl.ok_or_else(|| missing("--itl-ms"))?,
         max_running: max_running.ok_or_else(|| missing("--max-running"))?,
+        slow,
     })
 }
 
@@ -145,6 +176,9 @@ struct Engine {
     model: String,
     ttft: Duration,
     itl: Duration,
+    slow: Slow,
+    /// Requests arrived so far, to pick the slow ones.
+    arrived: AtomicU64,
     slots: Semaphore,
     kv: KvCache,
     ids: AtomicU64,
@@ -412,6 +446,15 @@ impl Engine {
     /// is free; `--ttft-ms` of prefill (all of an embedding's work), then
     /// each generated word handed to `emit`, `--itl-ms` apart.
     async fn generate(&self, ask: &Ask, mut emit: impl FnMut(u64, &str)) {
+        let arrival = self.arrived.fetch_add(1, Ordering::Relaxed) + 1;
+        let slow = self.slow.every > 0 && arrival.is_multiple_of(self.slow.every);
+        let (ttft, itl) = match slow {
+            true => (
+                self.slow.ttft.unwrap_or(self.ttft),
+                self.slow.itl.unwrap_or(self.itl),
+            ),
+            false => (self.ttft, self.itl),
+        };
         let mut scheduled = ScheduledRequest::queued(&self.meter);
         scheduled.prefix_cache(ask.prompt_tokens, cached_tokens(ask));
         let Ok(_slot) = self.slots.acquire().await else {
@@ -419,7 +462,7 @@ impl Engine {
         };
         scheduled.start();
         let mut blocks = Blocks::new(&self.kv, ask.prompt_tokens);
-        tokio::time::sleep(self.ttft).await;
+        tokio::time::sleep(ttft).await;
         if ask.max_tokens == 0 {
             scheduled.finish(FinishReason::Stop);
             return;
@@ -427,7 +470,7 @@ impl Engine {
         scheduled.first_token();
         for i in 0..ask.max_tokens {
             if i > 0 {
-                tokio::time::sleep(self.itl).await;
+                tokio::time::sleep(itl).await;
             }
             blocks.grow(1);
             emit(i, WORDS[i as usize % WORDS.len()]);
@@ -557,6 +600,8 @@ async fn run() -> Result<(), Box<dyn Error>> {
         model: args.model.clone(),
         ttft: args.ttft,
         itl: args.itl,
+        slow: args.slow,
+        arrived: AtomicU64::new(0),
         slots: Semaphore::new(args.max_running),
         ids: AtomicU64::new(0),
         renderer,

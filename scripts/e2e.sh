@@ -111,9 +111,9 @@ if wants aiperf; then
     if [ -x "$venv/bin/aiperf" ] && [ -f "$target_dir/aiperf-tokenizer/tokenizer.json" ]; then
         E2E_AIPERF_BIN="$venv/bin/aiperf" \
         E2E_AIPERF_TOKENIZER="$target_dir/aiperf-tokenizer" \
-            suite --test-threads=1 aiperf_e2e:: proxy_e2e::
+            suite --test-threads=1 aiperf_e2e:: goodput_e2e:: proxy_e2e::
     else
-        skip "aiperf_e2e, proxy_e2e (aiperf against the example OpenAI server and the metering proxy)" "aiperf or its tokenizer is missing from $venv (scripts/deps.sh installs it from PyPI)"
+        skip "aiperf_e2e, goodput_e2e, proxy_e2e (aiperf against the example OpenAI server and the metering proxy)" "aiperf or its tokenizer is missing from $venv (scripts/deps.sh installs it from PyPI)"
     fi
 fi
 

@@ -57,6 +57,9 @@ pub use nemo_lens_core::groups;
 /// Instruments whose series nemo-lens keeps in [`cells`], read by the
 /// exporters `setup_telemetry` builds.
 pub use nemo_lens_core::owned;
+/// Latency objectives in aiperf's `--goodput` syntax and the judge of one
+/// request: goodput, counted where requests are served.
+pub use nemo_lens_core::slo;
 /// A recorder for the `metrics` facade that exports through nemo-lens,
 /// keeping the names `metrics-exporter-prometheus` writes.
 #[cfg(feature = "metrics-bridge")]
@@ -117,7 +120,7 @@ pub mod prelude {
 
 /// The built-in instrument sets, matching Python nemo-lens.
 pub mod instruments {
-    pub use nemo_lens_instruments::{gym, rl, serving};
+    pub use nemo_lens_instruments::{goodput, gym, rl, serving};
     pub use nemo_lens_instruments::{
         record_inference_metrics, GenAiAttributes, InferenceMetrics, InferenceMetricsSet,
         InferenceRequest, ModelCall, ModelCallMetrics, ModelCallMetricsSet, TokenModality,
@@ -188,6 +191,12 @@ pub mod guides {
         /// gateway, the example server under aiperf, the metering proxy.
         serving,
         "guides/serving.md"
+    );
+    chapter!(
+        /// Goodput: latency objectives in aiperf's syntax, every request
+        /// judged where it is served, the PromQL, burn-rate alerts, top.
+        goodput,
+        "guides/goodput.md"
     );
     chapter!(
         /// Services on the `metrics` crate (smg, vllm-router, TEI, TGI): the

@@ -64,6 +64,9 @@ pub fn dashboard(sets: &[InstrumentSet]) -> Value {
         ),
     ];
     variables.extend(fixed.iter().map(FixedAttribute::variable));
+    if all.iter().any(|i| i.name == promql::JUDGED) {
+        variables.push(objective_variable());
+    }
     json!({
         "uid": DASHBOARD_UID,
         "title": "nemo-lens",
@@ -100,8 +103,24 @@ fn variable(name: &str, label: &str, query: &str) -> Value {
     })
 }
 
+/// The goodput objective the burn-rate panel divides by: the share of
+/// requests that must meet every latency objective.
+fn objective_variable() -> Value {
+    json!({
+        "name": "slo_objective",
+        "label": "Goodput objective",
+        "type": "custom",
+        "query": "0.99,0.995,0.999,0.95,0.9",
+        "current": { "text": "0.99", "value": "0.99" },
+        "options": [],
+        "includeAll": false,
+        "multi": false,
+        "hide": 0,
+    })
+}
+
 /// The variables of the dashboard itself, which no attribute's may take.
-const RESERVED: [&str; 3] = ["datasource", "service", "run_id"];
+const RESERVED: [&str; 4] = ["datasource", "service", "run_id", "slo_objective"];
 
 /// An attribute label whose values are fixed wherever it appears: a custom
 /// variable lists them, and the panels of its instruments filter on it.
@@ -219,6 +238,7 @@ fn panels(i: &Instrument, matchers: &str) -> Vec<(String, String, Vec<Target>)> 
                 legend("{{service_instance_id}}"),
             )],
         )],
+        InstrumentKind::Counter if i.name == promql::JUDGED => goodput_panels(i, matchers),
         InstrumentKind::Counter => vec![(
             format!("{} rate", i.name),
             grafana_rate_unit(i.unit),
@@ -256,6 +276,49 @@ fn panels(i: &Instrument, matchers: &str) -> Vec<(String, String, Vec<Target>)> 
             ]
         }
     }
+}
+
+/// The goodput counter's panels: judged requests by result, the share
+/// that met every objective, and how fast the errors burn the budget of the
+/// dashboard's `slo_objective` (1 is the rate that spends it exactly over
+/// the SLO window; `nemo-lens rules --slo` pages at 14.4 and 6).
+fn goodput_panels(i: &Instrument, matchers: &str) -> Vec<(String, String, Vec<Target>)> {
+    let window = "$__rate_interval";
+    let sample = &i.prometheus.family;
+    let by_service = vec!["service_name".to_owned()];
+    let by_result = vec![
+        "service_name".to_owned(),
+        promql::SLO_RESULT_LABEL.to_owned(),
+    ];
+    vec![
+        (
+            format!("{} rate by result", i.name),
+            grafana_rate_unit(i.unit),
+            vec![(
+                promql::rate(sample, matchers, window, &by_result),
+                format!("{{{{service_name}}}} {{{{{}}}}}", promql::SLO_RESULT_LABEL),
+            )],
+        ),
+        (
+            "Goodput: share of requests that met every objective".to_owned(),
+            "percentunit".to_owned(),
+            vec![(
+                promql::attainment(sample, matchers, window, &by_service),
+                "{{service_name}}".to_owned(),
+            )],
+        ),
+        (
+            "Error budget burn rate (1 = spent exactly over the SLO window)".to_owned(),
+            "none".to_owned(),
+            vec![(
+                format!(
+                    "{} / (1 - $slo_objective)",
+                    promql::goodput_error_ratio(sample, matchers, window, &by_service)
+                ),
+                "{{service_name}}".to_owned(),
+            )],
+        ),
+    ]
 }
 
 /// Places rows and panels two to a line, with unique ids.
@@ -400,6 +463,8 @@ mod tests {
                 "nemo_gym_http_connection_pool_queue_constraint",
                 "nemo_gym_http_connection_pool_queue_outcome",
                 "memory_type",
+                // The goodput objective of the burn-rate panel.
+                "slo_objective",
             ]
             .map(String::from)
             .into()
@@ -578,8 +643,8 @@ mod tests {
                 "Inference (GenAI)",
                 "Model calls (GenAI client)",
                 "Inference scheduling",
+                "Inference goodput (latency objectives)",
                 "RL training",
-                "Gym servers"
             ]
         );
     }

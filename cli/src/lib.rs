@@ -31,6 +31,7 @@
 
 mod catalog;
 mod dashboard;
+mod goodput_rules;
 pub mod promql;
 mod rules;
 mod sets;
@@ -39,6 +40,7 @@ mod units;
 
 pub use catalog::{catalog_json, catalog_markdown};
 pub use dashboard::{dashboard, DASHBOARD_UID};
+pub use goodput_rules::{goodput_rules, Engine, GoodputPolicy, GoodputRules, BURN_ALERTS};
 pub use rules::{rules, AlertPolicy, AlertRule, LatencyAlert, RecordingRule, RuleFile};
 pub use sets::{
     builtin_group, builtin_sets, builtin_sets_for, spec_sets, unreleased_sets, Attribute,

@@ -5,13 +5,14 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use nemo_lens::groups::SpecFile;
+use nemo_lens::slo::Slo;
 use nemo_lens::telemetry::HistogramAggregation;
 use nemo_lens::SemconvOptIn;
 use nemo_lens_cli::{
-    builtin_group, builtin_sets_for, spec_sets, unreleased_sets, AlertPolicy, BuiltinGroup,
-    InstrumentSet,
+    builtin_group, builtin_sets_for, spec_sets, unreleased_sets, AlertPolicy, BuiltinGroup, Engine,
+    GoodputPolicy, InstrumentSet,
 };
 
 /// Generated from the nemo-lens instrument declarations; each subcommand
@@ -44,6 +45,8 @@ enum Command {
     Rules {
         #[command(flatten)]
         sets: Sets,
+        #[command(flatten)]
+        goodput: GoodputArgs,
     },
     /// A live view of the golden signals of Prometheus endpoints: nemo-lens
     /// services, vLLM, SGLang, Dynamo (frontend and workers), TensorRT-LLM,
@@ -73,6 +76,12 @@ enum Command {
         /// it was read from, then exit.
         #[arg(long)]
         vocabularies: bool,
+        /// Latency objectives in aiperf's --goodput syntax: with --once or
+        /// --json, each one's attainment over the interval, estimated from
+        /// the endpoint's histograms (any engine), with the range it lies in
+        /// when a target falls between bucket bounds.
+        #[arg(long, value_name = "OBJECTIVES", value_parser = slo)]
+        slo: Option<Slo>,
     },
 }
 
@@ -100,6 +109,7 @@ fn top(
     once: bool,
     json: bool,
     view: TopView,
+    slo: Option<Slo>,
 ) -> ExitCode {
     let urls = if urls.is_empty() {
         vec!["http://127.0.0.1:9464/metrics".to_owned()]
@@ -117,6 +127,7 @@ fn top(
             TopView::Rl => nemo_lens_cli::top::Mode::Rl,
             TopView::Gym => nemo_lens_cli::top::Mode::Gym,
         },
+        slo,
     };
     match nemo_lens_cli::top::run(&options) {
         Ok(()) => ExitCode::SUCCESS,
@@ -166,6 +177,52 @@ struct Sets {
     /// key and rule.
     #[arg(long = "spec", value_name = "FILE")]
     specs: Vec<PathBuf>,
+}
+
+/// `rules --slo`: goodput's recording rules and burn-rate alerts.
+#[derive(Args)]
+struct GoodputArgs {
+    /// Latency objectives in aiperf's --goodput syntax (the service's
+    /// NEMO_LENS_SLO), e.g. "time_to_first_token:300 inter_token_latency:20":
+    /// adds the nemo-lens-goodput group, burn-rate alerts on the goodput
+    /// counter (and, with --engine, on the latency histograms).
+    #[arg(long, value_name = "OBJECTIVES", value_parser = slo)]
+    slo: Option<Slo>,
+    /// The share of requests that must meet every objective.
+    #[arg(long, default_value_t = 0.99, requires = "slo")]
+    objective: f64,
+    /// The SLO window the remaining error budget is read over.
+    #[arg(long, default_value = "28d", requires = "slo", value_parser = prometheus_duration)]
+    window: String,
+    /// Alert on this engine's latency histograms too, one objective at a
+    /// time (for engines that count no goodput): each target must be a
+    /// bucket bound.
+    #[arg(long, value_enum, requires = "slo")]
+    engine: Option<EngineArg>,
+}
+
+#[derive(Clone, Copy, PartialEq, ValueEnum)]
+enum EngineArg {
+    /// A nemo-lens service's gen_ai.server.* histograms.
+    NemoLens,
+    /// vLLM's vllm:*_seconds histograms.
+    Vllm,
+}
+
+fn slo(value: &str) -> Result<Slo, String> {
+    Slo::parse(value).map_err(|e| e.to_string())
+}
+
+/// A Prometheus duration of one unit: `28d`, `4w`, `720h`.
+fn prometheus_duration(value: &str) -> Result<String, String> {
+    let digits = value.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let unit = &value[digits.len()..];
+    match (digits.parse::<u64>(), unit) {
+        (Ok(n), "m" | "h" | "d" | "w" | "y") if n > 0 => Ok(value.to_owned()),
+        _ => Err(format!(
+            "expected a Prometheus duration such as 28d, 4w or 720h, not `{value}`"
+        )),
+    }
 }
 
 fn histogram_aggregation(value: &str) -> Result<HistogramAggregation, String> {
@@ -265,6 +322,7 @@ fn main() -> ExitCode {
             json,
             view,
             vocabularies,
+            slo,
         } => {
             if vocabularies {
                 for vocabulary in nemo_lens_cli::top::vocabulary::VOCABULARIES {
@@ -272,11 +330,11 @@ fn main() -> ExitCode {
                 }
                 return ExitCode::SUCCESS;
             }
-            return top(urls, interval, timeout, once, json, view);
+            return top(urls, interval, timeout, once, json, view, slo);
         }
         Command::Catalog { ref sets, .. }
         | Command::Dashboard { ref sets }
-        | Command::Rules { ref sets } => sets,
+        | Command::Rules { ref sets, .. } => sets,
     };
     let chosen = match sets.chosen() {
         Ok(chosen) => chosen,
@@ -291,7 +349,19 @@ fn main() -> ExitCode {
             Format::Json => pretty(&nemo_lens_cli::catalog_json(&chosen)),
         },
         Command::Dashboard { .. } => pretty(&nemo_lens_cli::dashboard(&chosen)),
-        Command::Rules { .. } => nemo_lens_cli::rules(&chosen, &AlertPolicy::default()).to_yaml(),
+        Command::Rules { ref goodput, .. } => {
+            let mut file = nemo_lens_cli::rules(&chosen, &AlertPolicy::default());
+            if let Some(slo) = &goodput.slo {
+                match goodput_rules_of(slo, goodput) {
+                    Ok(rules) => file.goodput = rules,
+                    Err(e) => {
+                        eprintln!("nemo-lens: {e}");
+                        return ExitCode::from(2);
+                    }
+                }
+            }
+            file.to_yaml()
+        }
         Command::Top { .. } => unreachable!("handled above"),
     };
     let mut stdout = std::io::stdout().lock();
@@ -307,6 +377,28 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The goodput rules of `rules --slo`, on the built-in goodput counter.
+fn goodput_rules_of(slo: &Slo, args: &GoodputArgs) -> Result<nemo_lens_cli::GoodputRules, String> {
+    let instruments: Vec<_> = nemo_lens_cli::builtin_sets()
+        .iter()
+        .flat_map(|set| set.instruments())
+        .collect();
+    let judged = instruments
+        .iter()
+        .find(|i| i.name == nemo_lens_cli::promql::JUDGED)
+        .ok_or("the goodput counter is not declared")?;
+    let policy = GoodputPolicy {
+        slo: slo.clone(),
+        objective: args.objective,
+        window: args.window.clone(),
+        engine: args.engine.map(|engine| match engine {
+            EngineArg::NemoLens => Engine::NemoLens,
+            EngineArg::Vllm => Engine::Vllm,
+        }),
+    };
+    nemo_lens_cli::goodput_rules(&policy, judged, &instruments)
 }
 
 fn pretty(value: &serde_json::Value) -> String {

@@ -75,6 +75,45 @@ pub fn rate(sample: &str, matchers: &str, window: &str, group: &[String]) -> Str
     )
 }
 
+/// The instrument that counts judged requests (goodput).
+pub const JUDGED: &str = "nemo.inference.requests.judged";
+/// The label of a judged request's result.
+pub const SLO_RESULT_LABEL: &str = "nemo_inference_slo_result";
+/// The result of a request that met every objective.
+pub const MET: &str = "met";
+
+/// `matchers` with `extra` added.
+pub fn with_matcher(matchers: &str, extra: &str) -> String {
+    if matchers.is_empty() {
+        extra.to_owned()
+    } else {
+        format!("{matchers},{extra}")
+    }
+}
+
+/// The share of judged requests that were not good over `window`: the
+/// error ratio an availability-style SLO on goodput burns its budget by.
+/// `sample` is the judged counter's sample name.
+pub fn goodput_error_ratio(sample: &str, matchers: &str, window: &str, group: &[String]) -> String {
+    judged_share(sample, "!=", matchers, window, group)
+}
+
+/// The share of judged requests that met every objective over `window`.
+pub fn attainment(sample: &str, matchers: &str, window: &str, group: &[String]) -> String {
+    judged_share(sample, "=", matchers, window, group)
+}
+
+/// The share of judged requests whose result is (`=`) or is not (`!=`)
+/// `met`.
+fn judged_share(sample: &str, op: &str, matchers: &str, window: &str, group: &[String]) -> String {
+    let part = with_matcher(matchers, &format!("{SLO_RESULT_LABEL}{op}\"{MET}\""));
+    format!(
+        "({} / {})",
+        rate(sample, &part, window, group),
+        rate(sample, matchers, window, group)
+    )
+}
+
 /// `{__name__=~"a|b"}`: one sample of each instrument, the series that show
 /// a run is reporting.
 pub fn any_of(instruments: &[&Instrument]) -> String {

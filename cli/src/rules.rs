@@ -1,6 +1,7 @@
 //! Prometheus recording rules for the quantiles the dashboard charts, and
 //! alerting rules.
 
+use crate::goodput_rules::GoodputRules;
 use crate::promql::{self, QUANTILES, RUN_LABELS};
 use crate::sets::{Instrument, InstrumentSet};
 use nemo_lens::InstrumentKind;
@@ -102,6 +103,9 @@ pub struct RuleFile {
     pub recording: Vec<RecordingRule>,
     /// The `nemo-lens-alerts` group.
     pub alerts: Vec<AlertRule>,
+    /// The `nemo-lens-goodput` group (`rules --slo`): empty unless asked
+    /// for.
+    pub goodput: GoodputRules,
 }
 
 /// Recording rules for p50/p95/p99 of every histogram of `sets` (by run and
@@ -169,7 +173,11 @@ pub fn rules(sets: &[InstrumentSet], policy: &AlertPolicy) -> RuleFile {
             alerts.push(error_ratio(i, *threshold));
         }
     }
-    RuleFile { recording, alerts }
+    RuleFile {
+        recording,
+        alerts,
+        goodput: GoodputRules::default(),
+    }
 }
 
 fn run_group() -> String {
@@ -244,7 +252,7 @@ fn error_ratio(i: &Instrument, threshold: f64) -> AlertRule {
 }
 
 /// `gen_ai.server.request.duration` as `GenAiServerRequestDuration`.
-fn camel(name: &str) -> String {
+pub(crate) fn camel(name: &str) -> String {
     name.split(|c: char| !c.is_ascii_alphanumeric())
         .filter(|w| !w.is_empty())
         .map(|w| {
@@ -268,8 +276,14 @@ impl RuleFile {
     pub fn expressions(&self) -> Vec<(String, String)> {
         self.recording
             .iter()
+            .chain(&self.goodput.recording)
             .map(|r| (r.record.clone(), r.expr.clone()))
-            .chain(self.alerts.iter().map(|a| (a.alert.clone(), a.expr())))
+            .chain(
+                self.alerts
+                    .iter()
+                    .chain(&self.goodput.alerts)
+                    .map(|a| (a.alert.clone(), a.expr())),
+            )
             .collect()
     }
 
@@ -283,20 +297,37 @@ impl RuleFile {
             out.truncate(out.len() - "    rules:\n".len());
             out.push_str("    rules: []\n");
         }
-        for r in &self.recording {
-            out.push_str(&format!(
-                "      - record: {}\n        expr: {}\n",
-                quoted(&r.record),
-                quoted(&r.expr)
-            ));
-        }
+        write_recording(&mut out, &self.recording);
         out.push_str("  - name: nemo-lens-alerts\n    rules:\n");
         if self.alerts.is_empty() {
             out.truncate(out.len() - "    rules:\n".len());
             out.push_str("    rules: []\n");
         }
-        for a in &self.alerts {
-            out.push_str(&format!(
+        write_alerts(&mut out, &self.alerts);
+        if !self.goodput.recording.is_empty() {
+            // Recording rules first: each alert reads the ratios recorded
+            // above it, in the same group's evaluation.
+            out.push_str("  - name: nemo-lens-goodput\n    rules:\n");
+            write_recording(&mut out, &self.goodput.recording);
+            write_alerts(&mut out, &self.goodput.alerts);
+        }
+        out
+    }
+}
+
+fn write_recording(out: &mut String, recording: &[RecordingRule]) {
+    for r in recording {
+        out.push_str(&format!(
+            "      - record: {}\n        expr: {}\n",
+            quoted(&r.record),
+            quoted(&r.expr)
+        ));
+    }
+}
+
+fn write_alerts(out: &mut String, alerts: &[AlertRule]) {
+    for a in alerts {
+        out.push_str(&format!(
                 "      - alert: {}\n        expr: {}\n        for: {}\n        labels:\n          severity: {}\n        annotations:\n          summary: {}\n          description: {}\n",
                 quoted(&a.alert),
                 quoted(&a.expr()),
@@ -305,8 +336,6 @@ impl RuleFile {
                 quoted(&a.summary),
                 quoted(&a.description),
             ));
-        }
-        out
     }
 }
 
@@ -401,7 +430,7 @@ mod tests {
 
     #[test]
     fn alerts_follow_the_instruments_the_sets_have() {
-        let rl = &builtin_sets()[3..4];
+        let rl = &builtin_sets()[4..5];
         assert_eq!(rl[0].title, "RL training");
         let file = rules(rl, &AlertPolicy::default());
         let names: Vec<&str> = file.alerts.iter().map(|a| a.alert.as_str()).collect();

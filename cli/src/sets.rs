@@ -1,6 +1,7 @@
 //! Instrument sets and the distinct instruments they record into.
 
 use nemo_lens::groups::SpecFile;
+use nemo_lens::instruments::goodput::GoodputMetrics;
 use nemo_lens::instruments::gym::unreleased::{
     GpuMetrics, HttpMetrics, ModelServerCallMetrics, ProcessCpuMetrics, QueueMetrics,
     RolloutMetrics,
@@ -171,12 +172,12 @@ pub enum BuiltinGroup {
     Gym,
 }
 
-/// The group of the set at `position` of [`builtin_sets`]: the first three
-/// serve inference, the fourth is RL, the rest are gym sets.
+/// The group of the set at `position` of [`builtin_sets`]: the first four
+/// serve inference, the fifth is RL, the rest are gym sets.
 pub fn builtin_group(position: usize) -> BuiltinGroup {
     match position {
-        0..=2 => BuiltinGroup::Inference,
-        3 => BuiltinGroup::Rl,
+        0..=3 => BuiltinGroup::Inference,
+        4 => BuiltinGroup::Rl,
         _ => BuiltinGroup::Gym,
     }
 }
@@ -200,6 +201,7 @@ fn all_builtin_sets() -> Vec<InstrumentSet> {
         InstrumentSet::of::<InferenceMetrics>("Inference (GenAI)"),
         InstrumentSet::of::<ModelCallMetrics>("Model calls (GenAI client)"),
         InstrumentSet::of::<SchedulingMetrics>("Inference scheduling"),
+        InstrumentSet::of::<GoodputMetrics>("Inference goodput (latency objectives)"),
         InstrumentSet::of::<RlMetrics>("RL training"),
         InstrumentSet::of::<GymMetrics>("Gym servers"),
         InstrumentSet::of::<SandboxMetrics>("Gym sandboxes"),

@@ -88,6 +88,12 @@ fn demo_env() -> EnvLookup {
         ("NEMO_LENS_ENABLED", "1"),
         ("NEMO_LENS_EXPORTER", "prometheus"),
         ("OTEL_SERVICE_NAME", "nemo-lens-demo"),
+        // Latency objectives, so that goodput is counted: a few requests
+        // miss each.
+        (
+            "NEMO_LENS_SLO",
+            "time_to_first_token:60 request_latency:450",
+        ),
     ])
 }
 
@@ -210,6 +216,23 @@ fn gym_server_rollout(meter: &Meter, rng: &mut Rng, server: u64, step: u64) -> (
     } else {
         call.output_tokens(chunks * 4)
             .finish_at(sent + Duration::from_secs_f64(call_s));
+    }
+    // The gym server embeds its observation for retrieval: under the GenAI
+    // draft (`gen_ai_latest_experimental`) an embeddings call has metrics of
+    // its own.
+    let embedded = Instant::now();
+    let embedding = ModelCall::start_at(meter, embedded)
+        .model("e5-large")
+        .response_model("e5-large-v2")
+        .operation_name(nemo_lens::instruments::EMBEDDINGS)
+        .server_address("127.0.0.1")
+        .server_port(8001)
+        .input_tokens(input / 4);
+    let took = embedded + Duration::from_secs_f64(rng.uniform(0.005, 0.05));
+    if rng.next_f64() < 0.05 {
+        embedding.fail_at("timeout", took);
+    } else {
+        embedding.finish_at(took);
     }
     ModelServerCallMetrics::default()
         .dialect("openai_chat")
@@ -423,6 +446,15 @@ fn run() -> Result<(), Box<dyn Error>> {
                 generation_s += latency;
             }
         }
+        // The server also embeds: its embeddings requests' tokens (under
+        // the GenAI draft, on the embeddings metrics).
+        let arrived = Instant::now();
+        InferenceRequest::start_at(meter, arrived)
+            .model("e5-large")
+            .response_model("e5-large-v2")
+            .operation_name(nemo_lens::instruments::EMBEDDINGS)
+            .input_tokens(rng.uniform(16.0, 256.0) as u64)
+            .finish_at(arrived + Duration::from_secs_f64(rng.uniform(0.005, 0.05)));
 
         // Rollouts: each gym server runs its environment and verifies.
         let mut successes = 0.0;

@@ -18,7 +18,7 @@ use crate::owned::Registry;
 use crate::{Meter, SemconvOptIn};
 
 pub use crate::error_debug::sentence_and_causes;
-pub use crate::global::set_semconv_opt_in;
+pub use crate::global::set_installed;
 pub use crate::owned::feed::{keep_exports_coming, Feed};
 pub use crate::owned::gathered::warn_shadowed;
 pub use crate::owned::handle::OwnedContext;

@@ -7,29 +7,42 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 use opentelemetry::metrics::MeterProvider;
 use opentelemetry::InstrumentationScope;
 
+use crate::slo::Objectives;
 use crate::{Meter, SemconvOptIn, SEMCONV_STABILITY_OPT_IN};
 
 type Provider = dyn MeterProvider + Send + Sync;
 
+/// What the meters of a provider follow: a semantic-convention opt-in and
+/// the latency objectives they judge requests against.
+#[derive(Default, Clone)]
+struct Settings {
+    semconv: SemconvOptIn,
+    objectives: Option<Objectives>,
+}
+
 #[derive(Default)]
 struct Registry {
-    /// The provider the cached meters were made on, and the opt-in they
-    /// follow.
-    provider: Option<(Weak<Provider>, SemconvOptIn)>,
+    /// The provider the cached meters were made on, and what they follow.
+    provider: Option<(Weak<Provider>, Settings)>,
     meters: HashMap<Cow<'static, str>, Meter>,
-    /// The opt-in a setup chose for the provider it installed.
-    installed: Option<(Weak<Provider>, SemconvOptIn)>,
+    /// What a setup chose for the provider it installed.
+    installed: Option<(Weak<Provider>, Settings)>,
 }
 
 static REGISTRY: Mutex<Option<Registry>> = Mutex::new(None);
 
-/// Notes the opt-in of a setup that has just installed the global provider:
-/// meters from [`get_meter`] follow it while that provider is installed.
-pub fn set_semconv_opt_in(opt_in: SemconvOptIn) {
+/// Notes the opt-in and objectives of a setup that has just installed the
+/// global provider: meters from [`get_meter`] follow them while that
+/// provider is installed.
+pub fn set_installed(opt_in: SemconvOptIn, objectives: Option<Objectives>) {
     let provider = opentelemetry::global::meter_provider();
     let mut guard = REGISTRY.lock().unwrap_or_else(PoisonError::into_inner);
     let registry = guard.get_or_insert_with(Registry::default);
-    registry.installed = Some((Arc::downgrade(&provider), opt_in));
+    let settings = Settings {
+        semconv: opt_in,
+        objectives,
+    };
+    registry.installed = Some((Arc::downgrade(&provider), settings));
     // A look-up between the install and this call may have cached a meter
     // with the environment's opt-in.
     registry.provider = None;
@@ -76,20 +89,27 @@ pub fn get_meter(name: impl Into<Cow<'static, str>>) -> Meter {
             .installed
             .as_ref()
             .filter(|(known, _)| Weak::ptr_eq(known, &Arc::downgrade(&provider)))
-            .map(|(_, opt_in)| opt_in.clone());
+            .map(|(_, settings)| settings.clone());
         // Read once per provider, not on every look-up.
-        let opt_in = installed.unwrap_or_else(|| {
-            std::env::var(SEMCONV_STABILITY_OPT_IN)
+        let settings = installed.unwrap_or_else(|| Settings {
+            semconv: std::env::var(SEMCONV_STABILITY_OPT_IN)
                 .map(|value| SemconvOptIn::parse(&value))
-                .unwrap_or_default()
+                .unwrap_or_default(),
+            objectives: None,
         });
-        registry.provider = Some((Arc::downgrade(&provider), opt_in));
+        registry.provider = Some((Arc::downgrade(&provider), settings));
     }
-    let opt_in = registry
+    let settings = registry
         .provider
         .as_ref()
-        .map(|(_, opt_in)| opt_in.clone())
+        .map(|(_, settings)| settings.clone())
         .unwrap_or_default();
+    let follow = move |meter: Meter| match settings.objectives {
+        Some(objectives) => meter
+            .with_semconv_opt_in(settings.semconv)
+            .with_objectives(objectives),
+        None => meter.with_semconv_opt_in(settings.semconv),
+    };
     registry
         .meters
         .entry(name.clone())
@@ -98,10 +118,11 @@ pub fn get_meter(name: impl Into<Cow<'static, str>>) -> Meter {
                 // Records on OpenTelemetry's no-op provider reach nothing:
                 // a disabled meter skips building the set and the calls
                 // (a disabled record, not the no-op SDK's per instrument).
-                return Meter::noop().with_semconv_opt_in(opt_in);
+                return follow(Meter::noop());
             }
-            Meter::new(provider.meter_with_scope(InstrumentationScope::builder(name).build()))
-                .with_semconv_opt_in(opt_in)
+            follow(Meter::new(
+                provider.meter_with_scope(InstrumentationScope::builder(name).build()),
+            ))
         })
         .clone()
 }

@@ -33,6 +33,7 @@ pub mod owned;
 mod prometheus_names;
 mod record;
 mod semconv;
+pub mod slo;
 mod streams;
 mod warnings;
 

@@ -11,6 +11,7 @@
 #![warn(missing_docs)]
 
 mod genai;
+pub mod goodput;
 mod guard;
 pub mod gym;
 mod modality;

@@ -1,7 +1,8 @@
 //! [`InferenceRequest`]: the server-side guard that times one request.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
+use nemo_lens_core::slo::Served;
 use nemo_lens_core::{Instruments, Meter};
 use opentelemetry::StringValue;
 
@@ -169,6 +170,13 @@ impl InferenceRequest {
 
 impl Ended for InferenceMetrics {
     fn ended(&mut self, meter: &Meter, measured: Measured, error_type: Option<StringValue>) {
+        if meter.objectives().is_some() {
+            let served = match error_type {
+                Some(_) => Served::failed(),
+                None => served(&measured),
+            };
+            crate::goodput::judge(meter, self.base.model.as_ref(), &served);
+        }
         self.request_duration_s = Some(measured.duration_s);
         // A failed request records its duration and the prompt it was given;
         // what it produced is not a response, so neither are its timings nor,
@@ -178,7 +186,7 @@ impl Ended for InferenceMetrics {
             self.output_tokens = measured.outputs;
             self.time_to_first_token_s = measured.to_first_s;
             self.time_per_output_token_s = measured.per_output_s;
-        } else if crate::genai::follows_the_draft(meter) {
+        } else if crate::genai::Draft::of(meter) == Some(crate::genai::Draft::Alone) {
             self.output_tokens = measured.outputs;
         } else {
             self.reasoning_output_tokens = None;
@@ -195,4 +203,16 @@ impl Ended for InferenceMetrics {
             timing.set_outputs(outputs);
         }
     }
+}
+
+/// What a request that completed measured, for its verdict.
+fn served(measured: &Measured) -> Served {
+    let mut served = Served::ok(Duration::from_secs_f64(measured.to_last_s));
+    if let Some(ttft) = measured.to_first_s {
+        served = served.time_to_first_token(Duration::from_secs_f64(ttft));
+    }
+    if let Some(outputs) = measured.outputs {
+        served = served.output_tokens(outputs);
+    }
+    served
 }

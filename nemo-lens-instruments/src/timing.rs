@@ -30,6 +30,9 @@ pub(crate) struct Timing {
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Measured {
     pub duration_s: f64,
+    /// Start to the last output where the caller said when it was produced,
+    /// else to the end: aiperf's request latency.
+    pub to_last_s: f64,
     /// Start to first output, when one was seen.
     pub to_first_s: Option<f64>,
     /// (last output, else end - first output) / (outputs - 1), when the
@@ -119,6 +122,7 @@ impl Timing {
         };
         Some(Measured {
             duration_s: seconds(start, end),
+            to_last_s: seconds(start, self.decoded.unwrap_or(end)),
             to_first_s: self.first.map(|first| seconds(start, first)),
             per_output_s,
             outputs,

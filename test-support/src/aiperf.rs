@@ -129,6 +129,8 @@ pub struct Profile<'a> {
     pub output_tokens: Option<u64>,
     /// Percent of requests cancelled, and after how many seconds.
     pub cancel: Option<(u64, f64)>,
+    /// Latency objectives for aiperf's `--goodput`.
+    pub goodput: Option<&'a str>,
 }
 
 /// Runs aiperf against `127.0.0.1:port`, writing into `artifacts`;
@@ -158,6 +160,9 @@ pub fn run_aiperf(port: u16, artifacts: &Path, profile: &Profile) {
         command
             .args(["--request-cancellation-rate", &percent.to_string()])
             .args(["--request-cancellation-delay", &after_s.to_string()]);
+    }
+    if let Some(objectives) = profile.goodput {
+        command.args(["--goodput", objectives]);
     }
     let mut aiperf = Reaped(
         command

@@ -34,6 +34,7 @@ fn streamed(endpoint_type: &str) -> Profile<'_> {
         concurrency: CONCURRENCY,
         output_tokens: Some(OUTPUT_TOKENS),
         cancel: Some((CANCEL_PERCENT, CANCEL_AFTER_S)),
+        goodput: None,
     }
 }
 
@@ -164,6 +165,7 @@ fn aiperf_and_the_server_agree_on_embeddings() {
         concurrency: CONCURRENCY,
         output_tokens: None,
         cancel: None,
+        goodput: None,
     };
     run_aiperf(port, &artifacts, &profile);
     let summary = read_json(&artifacts.join("profile_export_aiperf.json"));

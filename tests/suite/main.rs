@@ -32,6 +32,9 @@ mod features;
 mod flatten;
 mod genai;
 mod global_meter;
+#[cfg(feature = "testing")]
+mod goodput;
+mod goodput_e2e;
 mod groups;
 mod groups_warnings;
 #[cfg(feature = "testing")]

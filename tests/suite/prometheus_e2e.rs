@@ -31,13 +31,15 @@ use crate::support::servers::*;
 const SERVICE: &str = "nemo-lens-demo";
 const RUN_ID: &str = "e2e-run";
 
-/// A dashboard expression as Grafana sends it with this run selected and
-/// every other variable (the attribute filters) at "All", which is `.*`.
+/// A dashboard expression as Grafana sends it with this run selected, the
+/// goodput objective at its default, and every other variable (the
+/// attribute filters) at "All", which is `.*`.
 fn for_this_run(expr: &str) -> String {
     let expr = expr
         .replace("$__rate_interval", "30s")
         .replace("$service", SERVICE)
-        .replace("$run_id", RUN_ID);
+        .replace("$run_id", RUN_ID)
+        .replace("$slo_objective", "0.99");
     let mut out = String::with_capacity(expr.len());
     let mut rest = expr.as_str();
     while let Some(at) = rest.find('$') {
@@ -289,7 +291,7 @@ fn demo_values_are_right(port: u16) {
     let per_request = wait_for(
         port,
         "sum(gen_ai_client_token_usage_count{gen_ai_token_type=\"input\",gen_ai_operation_name=\"text_completion\"}) \
-         - sum(gen_ai_server_request_duration_seconds_count)",
+         - sum(gen_ai_server_request_duration_seconds_count{gen_ai_operation_name=\"text_completion\"})",
         Duration::from_secs(5),
     );
     assert_eq!(
@@ -408,8 +410,8 @@ fn errors_sit_where_the_conventions_put_them(port: u16) {
     for (difference, what) in [
         (
             "sum(gen_ai_server_time_to_first_token_seconds_count) \
-             - sum(gen_ai_server_request_duration_seconds_count{error_type=\"\"})",
-            "one TTFT per successful request",
+             - sum(gen_ai_server_request_duration_seconds_count{error_type=\"\",gen_ai_operation_name=\"text_completion\"})",
+            "one TTFT per successful streamed request (not the embeddings)",
         ),
         (
             "sum(gen_ai_server_time_per_output_token_seconds_count) \

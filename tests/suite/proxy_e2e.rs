@@ -46,6 +46,7 @@ fn chat(streaming: bool, cancel: bool) -> Profile<'static> {
         concurrency: CONCURRENCY,
         output_tokens: Some(OUTPUT_TOKENS),
         cancel: cancel.then_some((CANCEL_PERCENT, CANCEL_AFTER_S)),
+        goodput: None,
     }
 }
 

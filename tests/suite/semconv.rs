@@ -598,7 +598,35 @@ fn embeddings_record_on_their_own_metrics_under_the_draft() {
         ]]),
         "{latest:#?}"
     );
+    // With /dup one field feeds both names: the embeddings are copied to
+    // their own metrics and stay on the others, whose numbers are unchanged.
+    let dup = exported_by(Some("gen_ai_latest_experimental/dup"), embed);
+    let mut dup_names: Vec<&str> = dup.iter().map(|(name, _, _)| name.as_str()).collect();
+    dup_names.dedup();
+    assert_eq!(
+        dup_names,
+        [
+            "gen_ai.client.embeddings.duration",
+            "gen_ai.client.embeddings.operation.input_tokens",
+            "gen_ai.client.inference.duration",
+            "gen_ai.client.inference.operation.input_tokens",
+            "gen_ai.client.inference.usage.input_tokens",
+            "gen_ai.client.operation.duration",
+            "gen_ai.client.token.usage",
+            "gen_ai.server.request.duration",
+        ],
+        "{dup:#?}"
+    );
+    let stable = |rows: &[Row]| -> Vec<Row> {
+        rows.iter()
+            .filter(|(name, _, _)| {
+                name == "gen_ai.client.operation.duration" || name == "gen_ai.client.token.usage"
+            })
+            .cloned()
+            .collect()
+    };
     let default = exported_by(None, embed);
+    assert_eq!(stable(&dup), stable(&default), "the stable names' numbers");
     let names: Vec<&str> = default.iter().map(|(name, _, _)| name.as_str()).collect();
     assert_eq!(
         names,

@@ -20,6 +20,18 @@ pub struct Distribution {
     pub sum: f64,
 }
 
+/// A share of observations read from buckets: the estimate, and the range
+/// it must lie in when the target is not a bucket bound.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Within {
+    /// Linear within the bucket the target falls in.
+    pub estimate: f64,
+    /// The least it can be.
+    pub low: f64,
+    /// The most it can be.
+    pub high: f64,
+}
+
 impl Distribution {
     /// What histogram `now` gained since `before` (`None`: since it
     /// started). A reading lower than the one before (a restart) counts
@@ -66,6 +78,36 @@ impl Distribution {
             merged.sum += part.sum;
         }
         merged
+    }
+
+    /// The share of observations at most `target` (0 to 1), `None` without
+    /// observations: linear within the bucket the target falls in, as
+    /// `histogram_quantile` reads a bucket, with the least and most it can
+    /// be (all of that bucket above the target, or all of it below).
+    pub fn share_within(&self, target: f64) -> Option<Within> {
+        let total: f64 = self.buckets.iter().map(|b| b.2).sum();
+        if total <= 0.0 {
+            return None;
+        }
+        let (mut below, mut straddling, mut estimate) = (0.0, 0.0, 0.0);
+        for &(lower, upper, count) in &self.buckets {
+            if upper <= target {
+                below += count;
+            } else if lower < target {
+                straddling += count;
+                // The +Inf bucket is a point at its lower bound.
+                estimate += if upper.is_finite() {
+                    count * (target - lower) / (upper - lower)
+                } else {
+                    count
+                };
+            }
+        }
+        Some(Within {
+            estimate: (below + estimate) / total,
+            low: below / total,
+            high: (below + straddling) / total,
+        })
     }
 
     /// The `q` quantile (0 to 1), `None` without observations. Buckets

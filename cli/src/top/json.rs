@@ -8,7 +8,7 @@ use super::fleet::Row;
 use super::stats::{Percentiles, Stats};
 
 /// The object for `rows` and the row of all replicas.
-pub fn object(rows: &[Row], all: &Row) -> Value {
+pub fn object(rows: &[Row], all: &Row, slo: Option<&nemo_lens::slo::Slo>) -> Value {
     let replicas: Vec<Value> = rows
         .iter()
         .map(|row| {
@@ -19,11 +19,23 @@ pub fn object(rows: &[Row], all: &Row) -> Value {
             object.insert("vocabulary".into(), json!(row.vocabulary));
             object.insert("error".into(), json!(row.error));
             signals(&mut object, &row.interval);
+            if let Some(slo) = slo {
+                object.insert(
+                    "slo".into(),
+                    super::slo::json(&super::slo::estimates(slo, &row.interval)),
+                );
+            }
             Value::Object(object)
         })
         .collect();
     let mut everything = Map::new();
     signals(&mut everything, &all.interval);
+    if let Some(slo) = slo {
+        everything.insert(
+            "slo".into(),
+            super::slo::json(&super::slo::estimates(slo, &all.interval)),
+        );
+    }
     json!({ "replicas": replicas, "all": everything })
 }
 
@@ -38,6 +50,7 @@ fn signals(object: &mut Map<String, Value>, stats: &Stats) {
         json!(stats.output_tokens_per_s),
     );
     object.insert("error_rate".into(), json!(stats.error_rate));
+    object.insert("goodput".into(), json!(stats.goodput));
     object.insert(
         "ttft_s".into(),
         percentiles(Percentiles::of(stats.ttft.as_ref())),

@@ -16,6 +16,7 @@ pub mod fetch;
 pub mod fleet;
 pub mod json;
 pub mod reading;
+pub mod slo;
 pub mod stats;
 pub mod view;
 pub mod vocabulary;
@@ -45,6 +46,9 @@ pub struct Options {
     pub json: bool,
     /// The view to start in.
     pub mode: Mode,
+    /// Latency objectives whose attainment each row estimates from its
+    /// histograms (`--slo`, aiperf's `--goodput` syntax).
+    pub slo: Option<nemo_lens::slo::Slo>,
 }
 
 /// Runs `top`; errors only from the terminal itself (replicas that fail
@@ -73,7 +77,7 @@ fn print(fleet: &Fleet, options: &Options) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
     if options.json {
         let (rows, all) = fleet.rows();
-        writeln!(out, "{}", json::object(&rows, &all))?;
+        writeln!(out, "{}", json::object(&rows, &all, options.slo.as_ref()))?;
         return out.flush();
     }
     let screen = Screen {
@@ -83,6 +87,17 @@ fn print(fleet: &Fleet, options: &Options) -> std::io::Result<()> {
         keys: false,
     };
     writeln!(out, "{}", render_text(fleet, &screen, 160))?;
+    if let Some(objectives) = &options.slo {
+        let (rows, all) = fleet.rows();
+        writeln!(
+            out,
+            "objectives met, estimated from each histogram's buckets over the interval:"
+        )?;
+        for row in rows.iter().chain(rows.len().ne(&1).then_some(&all)) {
+            let estimates = slo::estimates(objectives, &row.interval);
+            writeln!(out, "  {}: {}", view::label(row), slo::text(&estimates))?;
+        }
+    }
     // The table cuts a reason short; printed once, it is read in full.
     for row in fleet.rows().0 {
         if let (Some(why), fleet::Status::Down | fleet::Status::Stale) = (&row.error, row.status) {

@@ -34,6 +34,11 @@ pub struct Replica {
     pub ttft: Option<HistogramSeries>,
     /// Time per output token, in seconds.
     pub tpot: Option<HistogramSeries>,
+    /// Requests judged against latency objectives, a total: a nemo-lens
+    /// service's goodput counter, whatever else it exports.
+    pub judged: Option<f64>,
+    /// Those that met every objective, a total.
+    pub good: Option<f64>,
 }
 
 /// One read of one endpoint.
@@ -120,8 +125,18 @@ fn read_replica(
         rejected: every(exposition, vocabulary.rejected, mine),
         ttft: histograms(exposition, vocabulary.ttft, mine),
         tpot: histograms(exposition, vocabulary.tpot, mine),
+        judged: number(exposition, &[JUDGED], mine, Combine::Sum),
+        good: number(exposition, &[GOOD], mine, Combine::Sum),
     }
 }
+
+/// nemo-lens's goodput counter (`nemo.inference.requests.judged`), all of
+/// it and the requests that met every objective.
+const JUDGED: Source = Source::Number("nemo_inference_requests_judged_total", Filter::All);
+const GOOD: Source = Source::Number(
+    "nemo_inference_requests_judged_total",
+    Filter::Is("nemo_inference_slo_result", "met"),
+);
 
 impl Replica {
     /// Fills what this replica lacks from `other`.
@@ -137,6 +152,8 @@ impl Replica {
             rejected,
             ttft,
             tpot,
+            judged,
+            good,
         } = other;
         self.rejected = add(self.rejected, rejected);
         self.running = self.running.or(running);
@@ -148,6 +165,8 @@ impl Replica {
         self.output_tokens = self.output_tokens.or(output_tokens);
         self.ttft = self.ttft.take().or(ttft);
         self.tpot = self.tpot.take().or(tpot);
+        self.judged = self.judged.or(judged);
+        self.good = self.good.or(good);
     }
 
     /// Adds the requests refused at admission to requests and errors: a

@@ -54,6 +54,13 @@ pub struct Stats {
     pub requests: Option<f64>,
     /// Failed requests (a total in a reading, a count in stats).
     pub errors: Option<f64>,
+    /// Of the requests judged against latency objectives in the interval,
+    /// the share that met every one; `None` where nothing was judged.
+    pub goodput: Option<f64>,
+    /// Requests judged and good in the interval, for merging.
+    pub judged: Option<f64>,
+    /// Requests that met every objective in the interval.
+    pub good: Option<f64>,
 }
 
 impl Stats {
@@ -73,6 +80,14 @@ impl Stats {
         let b = before;
         let requests = gained(b.and_then(|r| r.requests), now.requests);
         let errors = gained(b.and_then(|r| r.errors), now.errors);
+        let judged = gained(b.and_then(|r| r.judged), now.judged);
+        // The `met` series appears with the first good request: absent, 0.
+        let good = judged.and_then(|_| {
+            gained(
+                b.map(|r| r.good.unwrap_or(0.0)),
+                Some(now.good.unwrap_or(0.0)),
+            )
+        });
         Stats {
             running: now.running,
             waiting: now.waiting,
@@ -96,6 +111,9 @@ impl Stats {
             ),
             requests,
             errors,
+            goodput: share(good, judged),
+            judged,
+            good,
         }
     }
 
@@ -120,6 +138,7 @@ impl Stats {
         };
         let requests = sum(|s| s.requests);
         let errors = sum(|s| s.errors);
+        let (judged, good) = (sum(|s| s.judged), sum(|s| s.good));
         Stats {
             running: sum(|s| s.running),
             waiting: sum(|s| s.waiting),
@@ -135,7 +154,18 @@ impl Stats {
             tpot: merged(|s| s.tpot.as_ref()),
             requests,
             errors,
+            goodput: share(good, judged),
+            judged,
+            good,
         }
+    }
+}
+
+/// `part` over `whole`; `None` with nothing in the whole.
+fn share(part: Option<f64>, whole: Option<f64>) -> Option<f64> {
+    match (part, whole) {
+        (Some(p), Some(w)) if w > 0.0 => Some((p / w).min(1.0)),
+        _ => None,
     }
 }
 

@@ -108,7 +108,7 @@ fn millis(p: Percentiles) -> String {
     format!("{}/{}/{}", ms(p.p50), ms(p.p95), ms(p.p99))
 }
 
-fn label(row: &Row) -> String {
+pub(super) fn label(row: &Row) -> String {
     let name = if row.replica.is_empty() {
         row.url.clone()
     } else {
@@ -141,6 +141,7 @@ fn cells(stats: &Stats, wide: bool) -> Vec<String> {
         num(stats.input_tokens_per_s, 0),
         num(stats.output_tokens_per_s, 0),
         percent(stats.error_rate),
+        percent(stats.goodput),
         millis(Percentiles::of(stats.ttft.as_ref())),
     ];
     if wide {
@@ -168,6 +169,7 @@ fn serving(
         "in tok/s",
         "out tok/s",
         "err",
+        "good",
         "ttft ms p50/95/99",
     ];
     let mut widths = vec![
@@ -179,6 +181,7 @@ fn serving(
         Constraint::Length(7),
         Constraint::Length(9),
         Constraint::Length(9),
+        Constraint::Length(6),
         Constraint::Length(6),
         Constraint::Length(18),
     ];

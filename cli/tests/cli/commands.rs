@@ -6,7 +6,7 @@ use std::process::Command;
 use nemo_lens::SemconvOptIn;
 use nemo_lens_cli::{builtin_sets, builtin_sets_for, AlertPolicy};
 
-fn run(args: &[&str]) -> String {
+pub(crate) fn run(args: &[&str]) -> String {
     let output = Command::new(env!("CARGO_BIN_EXE_nemo-lens"))
         .args(args)
         .output()
@@ -21,7 +21,7 @@ fn run(args: &[&str]) -> String {
 
 /// The exit code and stderr of a run that must fail, writing nothing to
 /// stdout.
-fn fail(args: &[&str]) -> (Option<i32>, String) {
+pub(crate) fn fail(args: &[&str]) -> (Option<i32>, String) {
     let output = Command::new(env!("CARGO_BIN_EXE_nemo-lens"))
         .args(args)
         .output()
@@ -377,7 +377,7 @@ fn promtool_accepts_the_rules() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-fn which(program: &str) -> Result<std::path::PathBuf, ()> {
+pub(crate) fn which(program: &str) -> Result<std::path::PathBuf, ()> {
     std::env::var_os("PATH")
         .into_iter()
         .flat_map(|paths| std::env::split_paths(&paths).collect::<Vec<_>>())

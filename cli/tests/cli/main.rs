@@ -4,6 +4,8 @@
 //! real pseudo-terminal.
 
 mod commands;
+mod goodput_rules;
+mod goodput_top;
 mod real_metrics;
 mod top;
 mod top_tty;

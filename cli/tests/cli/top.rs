@@ -175,6 +175,63 @@ fn vllm_percentiles_are_those_of_the_interval_per_engine_and_merged() {
     assert_eq!(all.interval.tpot, None);
 }
 
+/// `--slo` on a vLLM-shaped endpoint: each objective's attainment over the
+/// interval from the bucket deltas, exactly the true share when the target
+/// is a bucket bound, and a range holding the true share when it is not.
+#[test]
+fn slo_attainment_from_vllm_buckets_lies_where_the_true_share_lies() {
+    let first = [samples(200, 21), samples(300, 22)];
+    let later = [samples(400, 23), samples(100, 24)];
+    let both = |e: usize| [first[e].clone(), later[e].clone()].concat();
+    let body = Arc::new(Mutex::new(vllm(&first, [200.0, 300.0], [0.0, 0.0])));
+    let url = serve(Arc::clone(&body));
+    let mut fleet = Fleet::new(std::slice::from_ref(&url), Duration::from_secs(5));
+    fleet.refresh();
+    *body.lock().unwrap() = vllm(&[both(0), both(1)], [600.0, 400.0], [0.0, 0.0]);
+    fleet.refresh();
+    let (rows, all) = fleet.rows();
+    let union = [later[0].clone(), later[1].clone()].concat();
+    let truth = |samples: &[f64], target: f64| {
+        samples.iter().filter(|s| **s <= target).count() as f64 / samples.len() as f64
+    };
+    // 100 ms is a bound: exact. 120 ms lies between 100 and 150 ms.
+    for (stats, samples) in [(&rows[0].interval, &later[0]), (&all.interval, &union)] {
+        for (target_ms, exact_share) in [(100.0, true), (120.0, false)] {
+            let slo: nemo_lens::slo::Slo =
+                format!("time_to_first_token:{target_ms}").parse().unwrap();
+            let estimates = nemo_lens_cli::top::slo::estimates(&slo, stats);
+            let within = estimates[0].within.expect("an estimate");
+            let true_share = truth(samples, target_ms / 1000.0);
+            if exact_share {
+                assert!(
+                    (within.estimate - true_share).abs() < 1e-12,
+                    "{within:?} vs {true_share}"
+                );
+                assert_eq!(within.low, within.high);
+            } else {
+                assert!(
+                    within.low <= true_share
+                        && true_share <= within.high
+                        && within.low < within.high,
+                    "{true_share} outside {within:?}"
+                );
+            }
+        }
+    }
+    // No time-per-token histogram here, and no request-latency one in top.
+    let slo: nemo_lens::slo::Slo = "inter_token_latency:20 request_latency:1000"
+        .parse()
+        .unwrap();
+    let estimates = nemo_lens_cli::top::slo::estimates(&slo, &all.interval);
+    assert_eq!(
+        estimates.iter().map(|e| e.why).collect::<Vec<_>>(),
+        [
+            Some("the endpoint exports no such histogram"),
+            Some("top reads no request-latency histogram")
+        ]
+    );
+}
+
 #[test]
 fn three_replicas_merge_to_the_percentile_of_the_union() {
     let parts = [samples(500, 10), samples(50, 11), samples(5000, 12)];

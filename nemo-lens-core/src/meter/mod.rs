@@ -15,6 +15,7 @@ use crate::owned::handle::OwnedContext;
 use crate::owned::{
     CounterOf, GaugeOf, HistogramBuilder, Registry, ScalarBuilder, UpDownCounterOf,
 };
+use crate::slo::Objectives;
 use crate::{Instruments, SemconvOptIn};
 use opentelemetry::KeyValue;
 
@@ -57,6 +58,9 @@ struct Inner {
     otel: opentelemetry::metrics::Meter,
     enabled: bool,
     semconv: SemconvOptIn,
+    /// The latency objectives requests recorded through it are judged
+    /// against; `None` (the default) judges nothing.
+    objectives: Option<Arc<Objectives>>,
     sets: SetCache,
     groups: GroupCache,
     owned: Option<OwnedContext>,
@@ -67,7 +71,7 @@ impl Meter {
     /// Wraps an OpenTelemetry meter with an empty cache and no
     /// semantic-convention opt-in.
     pub fn new(meter: opentelemetry::metrics::Meter) -> Self {
-        Self::with_state(meter, true, SemconvOptIn::none(), None)
+        Self::with_state(meter, true, SemconvOptIn::none(), None, None)
     }
 
     /// A meter whose explicit-bucket histograms record into cells of
@@ -77,20 +81,21 @@ impl Meter {
         semconv: SemconvOptIn,
         owned: OwnedContext,
     ) -> Self {
-        Self::with_state(meter, true, semconv, Some(owned))
+        Self::with_state(meter, true, semconv, None, Some(owned))
     }
 
     /// A meter that records nothing, at the cost of one branch per `record`.
     pub fn noop() -> Self {
         let provider = opentelemetry::metrics::noop::NoopMeterProvider::new();
         let meter = opentelemetry::metrics::MeterProvider::meter(&provider, "nemo.lens");
-        Self::with_state(meter, false, SemconvOptIn::none(), None)
+        Self::with_state(meter, false, SemconvOptIn::none(), None, None)
     }
 
     fn with_state(
         otel: opentelemetry::metrics::Meter,
         enabled: bool,
         semconv: SemconvOptIn,
+        objectives: Option<Arc<Objectives>>,
         owned: Option<OwnedContext>,
     ) -> Self {
         Meter {
@@ -98,6 +103,7 @@ impl Meter {
                 otel,
                 enabled,
                 semconv,
+                objectives,
                 sets: SetCache::new(),
                 groups: GroupCache::default(),
                 owned,
@@ -150,8 +156,39 @@ impl Meter {
             self.inner.otel.clone(),
             self.inner.enabled,
             opt_in,
+            self.inner.objectives.clone(),
             self.inner.owned.clone(),
         )
+    }
+
+    /// The same OpenTelemetry meter judging the requests recorded through it
+    /// against `objectives` (what `NEMO_LENS_SLO` sets on the meter
+    /// `setup_telemetry` returns), with a cache of its own. Empty
+    /// objectives judge nothing.
+    ///
+    /// ```
+    /// use nemo_lens::slo::{Objectives, Slo};
+    /// use nemo_lens::Meter;
+    ///
+    /// let slo: Slo = "time_to_first_token:300".parse().unwrap();
+    /// let meter = Meter::noop().with_objectives(Objectives::new(slo));
+    /// assert!(meter.objectives().is_some());
+    /// ```
+    #[must_use]
+    pub fn with_objectives(&self, objectives: Objectives) -> Self {
+        Self::with_state(
+            self.inner.otel.clone(),
+            self.inner.enabled,
+            self.inner.semconv.clone(),
+            (!objectives.is_empty()).then(|| Arc::new(objectives)),
+            self.inner.owned.clone(),
+        )
+    }
+
+    /// The latency objectives requests are judged against, if any.
+    #[inline]
+    pub fn objectives(&self) -> Option<&Objectives> {
+        self.inner.objectives.as_deref()
     }
 
     /// A meter on `otel` (of `scope`, from the same provider) whose owned
@@ -166,7 +203,7 @@ impl Meter {
             scope,
             streams: Arc::clone(&owned.streams),
         });
-        Self::with_state(otel, self.inner.enabled, SemconvOptIn::none(), owned)
+        Self::with_state(otel, self.inner.enabled, SemconvOptIn::none(), None, owned)
     }
 
     /// The semantic-convention opt-in this meter's sets follow.

@@ -4,11 +4,12 @@
 //! records. The guards apply it when a call ends; a set filled by hand
 //! applies it with `follow_conventions`.
 //!
-//! It applies with `gen_ai_latest_experimental` alone. `/dup` records the
-//! same measurements under both conventions' names, so that the old
-//! dashboards keep their numbers while the new ones are built beside them:
-//! rules that change what is measured would change the old names' numbers
-//! too, since one field feeds both.
+//! `gen_ai_latest_experimental/dup` records both conventions' names so that
+//! the old dashboards keep their numbers while the new ones are built
+//! beside them; one field feeds both, so there the draft's rules go only as
+//! far as they leave the old names' numbers alone: an embeddings call is
+//! copied to its own metrics (and stays on the inference ones), and a
+//! call's missing token counts are not made 0.
 
 use nemo_lens_core::{Meter, GEN_AI_LATEST_EXPERIMENTAL};
 use opentelemetry::StringValue;
@@ -51,8 +52,7 @@ impl InferenceMetrics {
     /// [`InferenceRequest`](crate::InferenceRequest) does when it ends; for a
     /// set filled by hand, call it before [`record`](nemo_lens_core::Instruments::record).
     ///
-    /// Under `gen_ai_latest_experimental` (without `/dup`, which records the
-    /// same measurements under both names):
+    /// Under `gen_ai_latest_experimental`:
     /// - an `embeddings` request's input tokens move to
     ///   `embeddings_input_tokens` (`gen_ai.client.embeddings.operation.input_tokens`),
     ///   and it records no inference token metric;
@@ -62,7 +62,11 @@ impl InferenceMetrics {
     ///   count it lacks, and a call without any usage records `0` on every
     ///   usage counter with `gen_ai.token.modality = unknown`.
     ///
-    /// Otherwise nothing changes.
+    /// With `gen_ai_latest_experimental/dup`, where one field feeds the old
+    /// names too, an embeddings request's tokens are copied rather than
+    /// moved and missing counts are not made 0, so the old names' numbers
+    /// stay as they were; a fetched response still records no token.
+    /// Without the opt-in nothing changes.
     ///
     /// ```
     /// use nemo_lens::instruments::InferenceMetrics;
@@ -83,11 +87,11 @@ impl InferenceMetrics {
     /// assert_eq!(capture.sum("gen_ai.client.inference.usage.input_tokens", &[]), None);
     /// ```
     pub fn follow_conventions(&mut self, meter: &Meter) {
-        if !follows_the_draft(meter) {
+        let Some(draft) = Draft::of(meter) else {
             return;
-        }
+        };
         let operation = Operation::of(self.operation_name.as_ref(), "text_completion");
-        tokens!(self).follow_the_draft(operation);
+        tokens!(self).follow(draft, operation);
     }
 }
 
@@ -97,7 +101,8 @@ impl ModelCallMetrics {
     /// hand, call it before [`record`](nemo_lens_core::Instruments::record). The rules are
     /// [`InferenceMetrics::follow_conventions`]'s, and an `embeddings` call's
     /// duration moves to `embeddings_duration_s`
-    /// (`gen_ai.client.embeddings.duration`), its chunk timings dropped.
+    /// (`gen_ai.client.embeddings.duration`), its chunk timings dropped
+    /// (with `/dup`, the duration is copied and the timings kept).
     ///
     /// ```
     /// use nemo_lens::instruments::ModelCallMetrics;
@@ -118,26 +123,48 @@ impl ModelCallMetrics {
     /// assert_eq!(capture.sum(output, &[("gen_ai.token.modality", "unknown")]), Some(0.0));
     /// ```
     pub fn follow_conventions(&mut self, meter: &Meter) {
-        if !follows_the_draft(meter) {
+        let Some(draft) = Draft::of(meter) else {
             return;
-        }
+        };
         let operation = Operation::of(self.operation_name.as_ref(), "chat");
         if operation == Operation::Embeddings {
-            if let Some(duration) = self.operation_duration_s.take() {
-                self.embeddings_duration_s = Some(duration);
+            match draft {
+                Draft::Alone => {
+                    if let Some(duration) = self.operation_duration_s.take() {
+                        self.embeddings_duration_s = Some(duration);
+                    }
+                    self.time_to_first_chunk_s = None;
+                    self.time_per_output_chunk_s = None;
+                }
+                Draft::BesideStable => self.embeddings_duration_s = self.operation_duration_s,
             }
-            self.time_to_first_chunk_s = None;
-            self.time_per_output_chunk_s = None;
         }
-        tokens!(self).follow_the_draft(operation);
+        tokens!(self).follow(draft, operation);
     }
 }
 
-/// Whether `meter` follows the draft's rules: opted in without `/dup`.
-pub(crate) fn follows_the_draft(meter: &Meter) -> bool {
-    let opt_in = meter.semconv_opt_in();
-    opt_in.records_new(GEN_AI_LATEST_EXPERIMENTAL)
-        && !opt_in.records_old(GEN_AI_LATEST_EXPERIMENTAL)
+/// How far a meter follows the draft's rules.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Draft {
+    /// `gen_ai_latest_experimental`: all of them.
+    Alone,
+    /// `gen_ai_latest_experimental/dup`: those that leave the stable names'
+    /// numbers as they were.
+    BesideStable,
+}
+
+impl Draft {
+    /// The draft's rules `meter` follows; `None` without the opt-in.
+    pub(crate) fn of(meter: &Meter) -> Option<Draft> {
+        let opt_in = meter.semconv_opt_in();
+        if !opt_in.records_new(GEN_AI_LATEST_EXPERIMENTAL) {
+            return None;
+        }
+        Some(match opt_in.records_old(GEN_AI_LATEST_EXPERIMENTAL) {
+            true => Draft::BesideStable,
+            false => Draft::Alone,
+        })
+    }
 }
 
 /// What the draft makes of an operation.
@@ -177,25 +204,30 @@ pub(crate) struct Tokens<'a> {
 }
 
 impl Tokens<'_> {
-    /// Moves, clears or completes the counts as the draft says for
+    /// Moves, copies, clears or completes the counts as `draft` says for
     /// `operation`.
-    pub(crate) fn follow_the_draft(mut self, operation: Operation) {
-        match operation {
-            Operation::Fetch => {
+    pub(crate) fn follow(mut self, draft: Draft, operation: Operation) {
+        match (operation, draft) {
+            (Operation::Fetch, _) => {
                 self.clear_inference();
                 *self.embeddings_input = None;
             }
-            Operation::Embeddings => {
-                // "Embeddings token usage previously reported on
-                // gen_ai.client.token.usage is now reported on
-                // gen_ai.client.embeddings.operation.input_tokens".
+            // "Embeddings token usage previously reported on
+            // gen_ai.client.token.usage is now reported on
+            // gen_ai.client.embeddings.operation.input_tokens".
+            (Operation::Embeddings, Draft::Alone) => {
                 if let Some(input) = self.input.take() {
                     *self.embeddings_input = Some(input);
                 }
                 self.clear_inference();
             }
-            Operation::Inference => self.complete(),
-            Operation::Other => {}
+            (Operation::Embeddings, Draft::BesideStable) => {
+                if self.input.is_some() {
+                    *self.embeddings_input = *self.input;
+                }
+            }
+            (Operation::Inference, Draft::Alone) => self.complete(),
+            (Operation::Inference | Operation::Other, _) => {}
         }
     }
 

@@ -36,8 +36,10 @@
 //! the guards apply it as a call ends, `follow_conventions` on a set filled
 //! by hand.
 //!
-//! `gen_ai_latest_experimental/dup` records both names for the same
-//! measurements, for migrating dashboards.
+//! `gen_ai_latest_experimental/dup` records both names, for migrating
+//! dashboards, and of the draft's other changes only those that leave the
+//! old names' numbers as they were (embeddings copied to their own metrics,
+//! not moved; no zeros).
 //! The cache and reasoning counts have no name before the draft: they are
 //! recorded only with the opt-in.
 //!
@@ -53,7 +55,7 @@ use crate::TokenModality;
 
 mod draft;
 
-pub(crate) use draft::follows_the_draft;
+pub(crate) use draft::Draft;
 pub use draft::{EMBEDDINGS, FETCH_RESPONSE};
 
 /// The attributes every GenAI measurement carries, on the server

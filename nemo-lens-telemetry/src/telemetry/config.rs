@@ -170,6 +170,13 @@ pub struct NemoLensConfig {
     /// per-backend series), and the rest never do. Empty: every series
     /// ends when idle. See [`series_expiry`](Self::series_expiry).
     pub series_idle_keys: Vec<String>,
+    /// `NEMO_LENS_SLO`: latency objectives in NVIDIA aiperf's `--goodput`
+    /// syntax (`time_to_first_token:300 inter_token_latency:20`, ms; see
+    /// [`Slo::parse`](nemo_lens_core::slo::Slo::parse)): every request the
+    /// meter's request guards, the OpenAI layer and the metering proxy see is
+    /// judged against them and counted in `nemo.inference.requests.judged`.
+    /// `None` (unset): nothing is judged, nothing is added.
+    pub slo: Option<nemo_lens_core::slo::Slo>,
     /// `OTEL_METRICS_EXEMPLAR_FILTER`: which histogram records leave an
     /// exemplar (`trace_based`, the default: those made in a sampled span;
     /// `always_on`; `always_off`).
@@ -255,6 +262,7 @@ impl Default for NemoLensConfig {
             series_idle_timeout: None,
             series_idle_keys: Vec::new(),
             exemplar_filter: ExemplarFilter::TraceBased,
+            slo: None,
             prefix: DEFAULT_PREFIX.to_owned(),
             enabled_set: false,
             exporter_requested_by: None,
@@ -426,6 +434,19 @@ impl NemoLensConfig {
         }
         if let Some((var, v)) = reader.prefixed("SERIES_IDLE_KEYS") {
             config.series_idle_keys = parse_idle_keys(&var, &v, config.series_idle_timeout)?;
+        }
+        if let Some((var, v)) = reader.prefixed("SLO") {
+            let slo = nemo_lens_core::slo::Slo::parse(&v).map_err(|error| {
+                ConfigError::new(
+                    &var,
+                    &v,
+                    format!(
+                        "latency objectives in aiperf's --goodput syntax, such as \
+                         `time_to_first_token:300 inter_token_latency:20` (ms); {error}"
+                    ),
+                )
+            })?;
+            config.slo = Some(slo);
         }
         if let Some((var, v)) = reader
             .plain(&[OTEL_METRICS_EXEMPLAR_FILTER])
@@ -672,6 +693,43 @@ mod tests {
             err.to_string().contains("`server address` holds a space"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn latency_objectives_are_read_in_aiperf_s_syntax_and_refused_naming_the_key() {
+        // Blank is unset, as for every variable.
+        for unset in [config(&[]), config(&[("NEMO_LENS_SLO", " ")])] {
+            assert_eq!(unset.unwrap().slo, None);
+        }
+        let set = config(&[(
+            "NEMO_LENS_SLO",
+            "time_to_first_token:300 request_latency:3000",
+        )])
+        .unwrap();
+        assert_eq!(
+            set.slo.unwrap().to_string(),
+            "time_to_first_token:300 request_latency:3000"
+        );
+        for (value, names) in [
+            (
+                "time_to_first_token:300 ttft:200",
+                "`ttft` is not an objective",
+            ),
+            ("request_latency:3s", "`3s` is not a number of ms"),
+            (
+                "inter_token_latency:0",
+                "`inter_token_latency:0`: the target must be",
+            ),
+        ] {
+            let err = config(&[("NEMO_LENS_SLO", value)]).unwrap_err();
+            assert_eq!(err.variable, "NEMO_LENS_SLO");
+            let message = err.to_string();
+            assert!(
+                message.starts_with(&format!("invalid value \"{value}\" for NEMO_LENS_SLO")),
+                "{message}"
+            );
+            assert!(message.contains(names), "{message}");
+        }
     }
 
     #[test]

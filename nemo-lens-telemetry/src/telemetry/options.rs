@@ -43,6 +43,7 @@ pub struct SetupOptions {
     pub(super) buckets: Vec<BucketOverride>,
     pub(super) prometheus_resource_labels: Option<PrometheusResourceLabels>,
     pub(super) semconv_opt_in: Option<SemconvOptIn>,
+    pub(super) objectives: Option<nemo_lens_core::slo::Objectives>,
     pub(super) histogram_aggregation: Option<HistogramAggregation>,
     pub(super) cardinality_limit: Option<usize>,
     pub(super) series_expiry: Option<nemo_lens_core::SeriesExpiry>,
@@ -67,6 +68,7 @@ impl std::fmt::Debug for SetupOptions {
             .field("allow_reinit", &self.allow_reinit)
             .field("shutdown_timeout", &self.shutdown_timeout)
             .field("semconv_opt_in", &self.semconv_opt_in)
+            .field("objectives", &self.objectives)
             .finish_non_exhaustive()
     }
 }
@@ -90,6 +92,7 @@ impl SetupOptions {
             buckets: Vec::new(),
             prometheus_resource_labels: None,
             semconv_opt_in: None,
+            objectives: None,
             histogram_aggregation: None,
             cardinality_limit: None,
             series_expiry: None,
@@ -285,6 +288,28 @@ impl SetupOptions {
     /// ```
     pub fn semconv_opt_in(mut self, opt_in: SemconvOptIn) -> Self {
         self.semconv_opt_in = Some(opt_in);
+        self
+    }
+
+    /// The latency objectives requests are judged against, instead of
+    /// `NEMO_LENS_SLO` ([`NemoLensConfig::slo`](super::NemoLensConfig::slo)):
+    /// one [`Slo`](nemo_lens_core::slo::Slo) for every model, and one per
+    /// model where a server serves several. Empty objectives judge nothing.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use nemo_lens::slo::{Objectives, Slo};
+    /// use nemo_lens::SetupOptions;
+    ///
+    /// let every_model = Slo::new()
+    ///     .time_to_first_token(Duration::from_millis(300))
+    ///     .inter_token_latency(Duration::from_millis(20));
+    /// let options = SetupOptions::new().objectives(
+    ///     Objectives::new(every_model).model("llama-70b", "time_to_first_token:800".parse().unwrap()),
+    /// );
+    /// ```
+    pub fn objectives(mut self, objectives: nemo_lens_core::slo::Objectives) -> Self {
+        self.objectives = Some(objectives);
         self
     }
 

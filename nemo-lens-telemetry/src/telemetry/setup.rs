@@ -21,6 +21,7 @@ use super::resource_labels::check_keys;
 use super::run_id;
 use nemo_lens_core::__internal::{meter_with_owned, registry_with, OwnedContext, Streams};
 use nemo_lens_core::owned::Registry;
+use nemo_lens_core::slo::Objectives;
 use nemo_lens_core::Meter;
 
 /// Sets up metrics for `rank` of `world_size` with default options; see
@@ -278,9 +279,13 @@ fn setup(
     let semconv = options
         .semconv_opt_in
         .unwrap_or_else(|| config.semconv_opt_in.clone());
+    let objectives = options
+        .objectives
+        .or_else(|| config.slo.clone().map(Objectives::new))
+        .filter(|objectives| !objectives.is_empty());
     if options.set_global {
         opentelemetry::global::set_meter_provider(provider.clone());
-        nemo_lens_core::__internal::set_semconv_opt_in(semconv.clone());
+        nemo_lens_core::__internal::set_installed(semconv.clone(), objectives.clone());
     }
     let scope = InstrumentationScope::builder("nemo.lens")
         .with_version(env!("CARGO_PKG_VERSION"))
@@ -296,18 +301,22 @@ fn setup(
         shut: AtomicBool::new(false),
     });
     *current = Some(Arc::downgrade(&active));
+    let meter = match registry {
+        Some(registry) => meter_with_owned(
+            otel,
+            semconv,
+            OwnedContext {
+                registry,
+                scope,
+                streams: owned_streams,
+            },
+        ),
+        None => Meter::new(otel).with_semconv_opt_in(semconv),
+    };
     Ok(TelemetryHandle {
-        meter: match registry {
-            Some(registry) => meter_with_owned(
-                otel,
-                semconv,
-                OwnedContext {
-                    registry,
-                    scope,
-                    streams: owned_streams,
-                },
-            ),
-            None => Meter::new(otel).with_semconv_opt_in(semconv),
+        meter: match objectives {
+            Some(objectives) => meter.with_objectives(objectives),
+            None => meter,
         },
         is_exporting: true,
         active: Some(active),
