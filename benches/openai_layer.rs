@@ -184,8 +184,16 @@ where
     if !layered {
         return (router, None);
     }
+    layered_on(router, |meter| meter)
+}
+
+/// `router` under the layer on a meter `adapt` makes of an SDK meter.
+fn layered_on(
+    router: Router,
+    adapt: impl FnOnce(Meter) -> Meter,
+) -> (Router, Option<SdkMeterProvider>) {
     let provider = provider();
-    let meter = Meter::from(provider.meter("nemo.lens"));
+    let meter = adapt(Meter::from(provider.meter("nemo.lens")));
     let router = router.layer(OpenAiLayer::new(&meter).models(["llama-3-8b"]));
     (router, Some(provider))
 }
@@ -203,6 +211,21 @@ mod streamed_chat_200_chunks {
     #[divan::bench]
     fn layer(bencher: Bencher) {
         bench(bencher, app(PATH, chat, true), PATH, REQUEST);
+    }
+
+    /// The layer judging every request against three objectives
+    /// (`NEMO_LENS_SLO`) and counting it.
+    #[divan::bench]
+    fn layer_judged(bencher: Bencher) {
+        let slo = "time_to_first_token:300 inter_token_latency:20 request_latency:3000";
+        let objectives = nemo_lens::slo::Objectives::new(slo.parse().unwrap());
+        let router = Router::new().route(PATH, post(chat));
+        bench(
+            bencher,
+            layered_on(router, |meter| meter.with_objectives(objectives)),
+            PATH,
+            REQUEST,
+        );
     }
 }
 

@@ -141,6 +141,18 @@ mod inference_request_200_tokens {
         bencher.bench_local(|| serve(&meter, black_box("llama-3-8b")));
     }
 
+    /// The guard on a meter with three latency objectives: each request
+    /// judged and counted in `nemo.inference.requests.judged`.
+    #[divan::bench]
+    fn guard_judged(bencher: Bencher) {
+        let provider = provider();
+        let slo = "time_to_first_token:300 inter_token_latency:20 request_latency:3000";
+        let meter = Meter::from(provider.meter("nemo.lens"))
+            .with_objectives(nemo_lens::slo::Objectives::new(slo.parse().unwrap()));
+        serve(&meter, "llama-3-8b");
+        bencher.bench_local(|| serve(&meter, black_box("llama-3-8b")));
+    }
+
     #[divan::bench]
     fn disabled(bencher: Bencher) {
         let meter = Meter::noop();

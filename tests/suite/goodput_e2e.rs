@@ -44,6 +44,24 @@ fn judged(exposition: &str, result: Option<&str>) -> f64 {
     )
 }
 
+/// The metering proxy in front of the example server (started with
+/// `flags`, judging nothing), `NEMO_LENS_SLO=slo` on the proxy.
+fn start_judging_proxy(port: u16, upstream: u16, slo: &str, flags: &[&str]) -> [Reaped; 2] {
+    let mut server = Command::new(env_path("E2E_OPENAI_SERVER_BIN"));
+    server
+        .args(["--port", &upstream.to_string(), "--model", MODEL])
+        .args(["--max-running", &MAX_RUNNING_HERE.to_string()])
+        .args(flags);
+    let server = start_serving(server, upstream);
+    let mut proxy = Command::new(env_path("E2E_OPENAI_PROXY_BIN"));
+    proxy
+        .args(["--listen", &format!("127.0.0.1:{port}")])
+        .args(["--upstream", &format!("http://127.0.0.1:{upstream}")])
+        .args(["--model", MODEL])
+        .env("NEMO_LENS_SLO", slo);
+    [server, start_serving(proxy, port)]
+}
+
 /// aiperf streams 200 requests with `--goodput slo` at the server started
 /// with `flags` and `NEMO_LENS_SLO=slo`: the server judged as many requests
 /// as aiperf counted, its good count is aiperf's `good_request_count`, and
@@ -51,6 +69,11 @@ fn judged(exposition: &str, result: Option<&str>) -> f64 {
 fn run(label: &str, slo: &str, flags: &[&str], missed: &str) {
     let port = free_port();
     let _server = start_judging_server(port, slo, flags);
+    agree(label, port, slo, missed);
+}
+
+/// aiperf's run at `port` with `--goodput slo` against what `port` counted.
+fn agree(label: &str, port: u16, slo: &str, missed: &str) {
     let artifacts = artifacts(label);
     let profile = Profile {
         endpoint_type: "chat",
@@ -127,4 +150,25 @@ fn the_server_counts_aiperf_s_good_requests_on_inter_token_latency() {
         ],
         "itl",
     );
+}
+
+/// The metering proxy judges what it forwards: the same agreement, counted
+/// on the proxy's `/metrics` in front of a server that judges nothing.
+#[test]
+#[ignore = "needs aiperf, the built example server and proxy; run scripts/e2e.sh"]
+fn the_proxy_counts_aiperf_s_good_requests() {
+    let (port, upstream) = (free_port(), free_port());
+    let slo = "time_to_first_token:300 request_latency:3000";
+    let flags = [
+        "--ttft-ms",
+        "20",
+        "--itl-ms",
+        "8",
+        "--slow-every",
+        "4",
+        "--slow-ttft-ms",
+        "700",
+    ];
+    let _stack = start_judging_proxy(port, upstream, slo, &flags);
+    agree("goodput-proxy", port, slo, "ttft");
 }
