@@ -12,14 +12,14 @@ use nemo_lens::instruments::gym::GymMetrics;
 use nemo_lens::instruments::rl::RlMetrics;
 use nemo_lens::instruments::InferenceMetrics;
 use nemo_lens::opentelemetry::metrics::{Gauge, Histogram, Meter as OtelMeter, MeterProvider as _};
-use nemo_lens::opentelemetry::{KeyValue, StringValue};
+use nemo_lens::opentelemetry::StringValue;
 use nemo_lens::opentelemetry_sdk::metrics::SdkMeterProvider;
 use nemo_lens::{Instruments, Meter};
 
 mod support;
 
 use nemo_lens::testing::Capture;
-use support::provider;
+use support::{provider, HandInference};
 
 fn main() {
     divan::main();
@@ -206,60 +206,6 @@ impl HandGym {
         self.verify.record(45.6, &[]);
         self.success.record(0.875, &[]);
         self.active.record(4, &[]);
-    }
-}
-
-/// What a careful user writes by hand for one inference request.
-struct HandInference {
-    duration: Histogram<f64>,
-    tokens: Histogram<u64>,
-}
-
-impl HandInference {
-    fn new(meter: &OtelMeter) -> Self {
-        HandInference {
-            duration: meter
-                .f64_histogram("gen_ai.server.request.duration")
-                .with_unit("s")
-                .with_description("GenAI server request duration.")
-                .with_boundaries(vec![
-                    0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48,
-                    40.96, 81.92,
-                ])
-                .build(),
-            tokens: meter
-                .u64_histogram("gen_ai.client.token.usage")
-                .with_unit("{token}")
-                .with_description("Number of input and output tokens used.")
-                .with_boundaries(vec![
-                    1.0, 4.0, 16.0, 64.0, 256.0, 1024.0, 4096.0, 16384.0, 65536.0, 262144.0,
-                    1048576.0, 4194304.0, 16777216.0, 67108864.0,
-                ])
-                .build(),
-        }
-    }
-
-    fn record(&self, model: &StringValue) {
-        let attributes = [
-            KeyValue::new("gen_ai.operation.name", "text_completion"),
-            KeyValue::new("gen_ai.provider.name", "nemo"),
-            KeyValue::new("gen_ai.request.model", model.clone()),
-        ];
-        self.duration.record(0.42, &attributes);
-        let input = [
-            KeyValue::new("gen_ai.operation.name", "text_completion"),
-            KeyValue::new("gen_ai.provider.name", "nemo"),
-            KeyValue::new("gen_ai.request.model", model.clone()),
-            KeyValue::new("gen_ai.token.type", "input"),
-        ];
-        self.tokens.record(128, &input);
-        let output = [
-            KeyValue::new("gen_ai.operation.name", "text_completion"),
-            KeyValue::new("gen_ai.provider.name", "nemo"),
-            KeyValue::new("gen_ai.request.model", model.clone()),
-            KeyValue::new("gen_ai.token.type", "output"),
-        ];
-        self.tokens.record(256, &output);
     }
 }
 

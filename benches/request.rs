@@ -67,14 +67,7 @@ impl HandRequest {
                     0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1.0, 2.5,
                 ],
             ),
-            tokens: meter
-                .u64_histogram("gen_ai.client.token.usage")
-                .with_unit("{token}")
-                .with_boundaries(vec![
-                    1.0, 4.0, 16.0, 64.0, 256.0, 1024.0, 4096.0, 16384.0, 65536.0, 262144.0,
-                    1048576.0, 4194304.0, 16777216.0, 67108864.0,
-                ])
-                .build(),
+            tokens: support::token_usage(meter),
         }
     }
 

@@ -29,11 +29,14 @@
 //! `NEMO_LENS_EXPORTER=otlp` or `console` sends the metrics there instead
 //! of serving them.
 //!
-//! Each generating request runs in a server span (its parent from
-//! `traceparent`), sampled as `OTEL_TRACES_SAMPLER` / `OTEL_TRACES_SAMPLER_ARG`
-//! say and exported with `OTEL_TRACES_EXPORTER=otlp` (endpoint and protocol
-//! from the `OTEL_EXPORTER_OTLP_*` variables): the TTFT and request-duration
-//! buckets on `/metrics` carry the sampled requests' trace ids as exemplars.
+//! With `OTEL_TRACES_EXPORTER=otlp`, each generating request runs in a server
+//! span (its parent from `traceparent`), sampled as `OTEL_TRACES_SAMPLER` /
+//! `OTEL_TRACES_SAMPLER_ARG` say and exported over OTLP (endpoint and
+//! protocol from the `OTEL_EXPORTER_OTLP_*` variables): the TTFT and
+//! request-duration buckets on `/metrics` carry the sampled requests' trace
+//! ids as exemplars. Without a trace exporter no span is made (they would
+//! cost every request and reach no backend); a request's sampled
+//! `traceparent` still gives its exemplars the caller's trace id.
 
 use std::convert::Infallible;
 use std::error::Error;
@@ -625,7 +628,7 @@ async fn run() -> Result<(), Box<dyn Error>> {
         // Either side of the OpenAI layer works: outside, the request starts
         // in the span; inside, the layer notes it as the handler reads the
         // body.
-        .layer(axum::middleware::from_fn(traces::in_span))
+        .layer(axum::middleware::from_fn(traces::per_request))
         .route("/v1/models", get(models))
         .route("/metrics", get(metrics))
         .with_state(engine);
@@ -638,6 +641,8 @@ async fn run() -> Result<(), Box<dyn Error>> {
     );
     let served = telemetry::serve(listener, app, telemetry).await;
     // Sends the spans still batched.
-    let _ = tracer_provider.shutdown();
+    if let Some(provider) = tracer_provider {
+        let _ = provider.shutdown();
+    }
     served
 }

@@ -17,4 +17,10 @@ cargo bench --features prometheus-crate-bridge,prometheus-client-bridge --bench 
 cargo bench --features prometheus-tls --bench scrape_tls 2>/dev/null
 echo "## Exemplars"
 cargo bench --bench exemplars 2>/dev/null
+# One thread against hand-written SDK code, in alternating blocks. The
+# example server on against off (needs wrk: scripts/deps.sh wrk) and the
+# histogram record against one built without exemplars run apart:
+# scripts/bench_serving.sh and scripts/bench_exemplars.sh.
+echo "## The hot path"
+cargo bench --features prometheus --bench hot_path 2>/dev/null
 echo "scripts/bench.sh: $((SECONDS - started)) s" >&2

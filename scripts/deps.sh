@@ -12,9 +12,10 @@
 # Prints nothing when everything is there already. What it cannot install it
 # says, and exits 0: scripts/e2e.sh names each suite that then cannot run.
 #
-# Usage: scripts/deps.sh [system|aiperf]   (from anywhere in the repository)
+# Usage: scripts/deps.sh [system|aiperf|wrk]   (from anywhere in the repository)
 #   system: Debian's packages only; aiperf: the venv only (network-bound,
-#   so scripts/test.sh runs it while cargo builds); neither: both.
+#   so scripts/test.sh runs it while cargo builds); wrk: the load generator
+#   scripts/bench_serving.sh needs (benchmarks only); none: system and aiperf.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -107,6 +108,11 @@ install_aiperf() {
 case "${1:-all}" in
     system) install_system; install_rotel ;;
     aiperf) install_aiperf ;;
+    # Not for the tests: the HTTP load generator of scripts/bench_serving.sh.
+    wrk)
+        if ! command -v wrk >/dev/null 2>&1; then
+            if can_apt; then apt_install wrk; else echo "deps: wrk is missing and there is no apt-get (or sudo)" >&2; fi
+        fi ;;
     all) install_system; install_rotel; install_aiperf ;;
-    *) echo "usage: scripts/deps.sh [system|aiperf]" >&2; exit 2 ;;
+    *) echo "usage: scripts/deps.sh [system|aiperf|wrk]" >&2; exit 2 ;;
 esac

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)] // each bench uses part of this module
 
+use nemo_lens::opentelemetry::metrics::{Histogram, Meter as OtelMeter};
+use nemo_lens::opentelemetry::{KeyValue, StringValue};
 use nemo_lens::opentelemetry_sdk::metrics::{
     InMemoryMetricExporter, MeterProviderBuilder, PeriodicReader, SdkMeterProvider,
 };
@@ -37,4 +39,63 @@ pub fn serving_telemetry() -> nemo_lens::TelemetryHandle {
         .set_global(false)
         .setup(&config, 0, 1)
         .expect("telemetry set up")
+}
+
+/// What a careful user writes by hand for one inference request.
+pub struct HandInference {
+    duration: Histogram<f64>,
+    tokens: Histogram<u64>,
+}
+
+impl HandInference {
+    pub fn new(meter: &OtelMeter) -> Self {
+        HandInference {
+            duration: meter
+                .f64_histogram("gen_ai.server.request.duration")
+                .with_unit("s")
+                .with_description("GenAI server request duration.")
+                .with_boundaries(vec![
+                    0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48,
+                    40.96, 81.92,
+                ])
+                .build(),
+            tokens: token_usage(meter),
+        }
+    }
+
+    pub fn record(&self, model: &StringValue) {
+        let attributes = [
+            KeyValue::new("gen_ai.operation.name", "text_completion"),
+            KeyValue::new("gen_ai.provider.name", "nemo"),
+            KeyValue::new("gen_ai.request.model", model.clone()),
+        ];
+        self.duration.record(0.42, &attributes);
+        let input = [
+            KeyValue::new("gen_ai.operation.name", "text_completion"),
+            KeyValue::new("gen_ai.provider.name", "nemo"),
+            KeyValue::new("gen_ai.request.model", model.clone()),
+            KeyValue::new("gen_ai.token.type", "input"),
+        ];
+        self.tokens.record(128, &input);
+        let output = [
+            KeyValue::new("gen_ai.operation.name", "text_completion"),
+            KeyValue::new("gen_ai.provider.name", "nemo"),
+            KeyValue::new("gen_ai.request.model", model.clone()),
+            KeyValue::new("gen_ai.token.type", "output"),
+        ];
+        self.tokens.record(256, &output);
+    }
+}
+
+/// `gen_ai.client.token.usage` by hand, with the GenAI buckets.
+pub fn token_usage(meter: &OtelMeter) -> Histogram<u64> {
+    meter
+        .u64_histogram("gen_ai.client.token.usage")
+        .with_unit("{token}")
+        .with_description("Number of input and output tokens used.")
+        .with_boundaries(vec![
+            1.0, 4.0, 16.0, 64.0, 256.0, 1024.0, 4096.0, 16384.0, 65536.0, 262144.0, 1048576.0,
+            4194304.0, 16777216.0, 67108864.0,
+        ])
+        .build()
 }

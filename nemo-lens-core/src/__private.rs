@@ -9,6 +9,7 @@ pub use crate::record::{
 };
 
 pub use crate::exemplar::Captured as ExemplarSpan;
+pub use crate::exemplar::SpanOnce;
 pub use crate::owned::expiry::pinned;
 pub use crate::owned::{
     BoundCounter, BoundGauge, BoundHistogram, BoundUpDownCounter, Counter, Gauge, Histogram,

@@ -12,6 +12,9 @@
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs)]
+// Built without exemplar storage (the exemplar benchmark's reference), the
+// code only exemplars use is left unused.
+#![cfg_attr(nemo_lens_no_exemplars, allow(dead_code, unused_imports))]
 
 mod aggregation;
 mod attributes;

@@ -133,6 +133,7 @@ const _: () = {
                     .as_ref()
                     .and_then(::nemo_lens::__private::AttributeValue::key_part),
             ];
+            let __span = ::nemo_lens::__private::SpanOnce::new();
             let __recorded = set
                 .__bound
                 .with(
@@ -155,7 +156,7 @@ const _: () = {
                                                     ),
                                                 )
                                         })
-                                        .record(__v)
+                                        .record_in(__v, &__span)
                                 }
                                 ::nemo_lens::__private::Err(__why) => {
                                     set.__warnings

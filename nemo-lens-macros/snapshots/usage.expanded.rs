@@ -143,6 +143,7 @@ const _: () = {
                         ),
                     ),
             ];
+            let __span = ::nemo_lens::__private::SpanOnce::new();
             let __recorded = set
                 .__bound
                 .with(
@@ -165,7 +166,7 @@ const _: () = {
                                                         ),
                                                     )
                                             })
-                                            .record(__v)
+                                            .record_in(__v, &__span)
                                     }
                                     ::nemo_lens::__private::Err(__why) => {
                                         set.__warnings

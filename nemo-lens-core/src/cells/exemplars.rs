@@ -16,7 +16,7 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::sync::{fence, AtomicU64, AtomicUsize, Ordering};
-use crate::exemplar::{self, Exemplar, ExemplarFilter, SpanIds};
+use crate::exemplar::{Exemplar, ExemplarFilter, SpanIds, SpanOnce};
 
 /// The least time between two exemplars of one bucket's slot, or of a
 /// whole ring.
@@ -135,23 +135,14 @@ impl Exemplars {
         })
     }
 
-    /// The span the filter keeps a record of now, `Err` when it keeps none.
+    /// Offers a record of `value` in bucket `index`, made in `span`.
     #[inline]
-    fn kept(&self) -> Result<Option<SpanIds>, ()> {
-        let span = exemplar::current();
-        match (self.filter, span) {
-            (ExemplarFilter::AlwaysOn, span) => Ok(span),
-            (ExemplarFilter::TraceBased, Some(span)) => Ok(Some(span)),
-            _ => Err(()),
+    pub(crate) fn offer_at(&self, index: usize, value: f64, span: &SpanOnce) {
+        // Only `always_on` and `trace_based` keep exemplars (see `new`).
+        if self.filter == ExemplarFilter::TraceBased && !span.is_sampled() {
+            return;
         }
-    }
-
-    /// Offers a record of `value` in bucket `index`.
-    #[inline]
-    pub(crate) fn offer_at(&self, index: usize, value: f64) {
-        if let Ok(span) = self.kept() {
-            self.offer_to_bucket(index, value, span);
-        }
+        self.offer_to_bucket(index, value, span.get());
     }
 
     #[cold]
@@ -160,12 +151,13 @@ impl Exemplars {
         slot.write(value, span, now(), MIN_GAP_NANOS);
     }
 
-    /// Offers a record of `value` to the ring.
+    /// Offers a record of `value`, made in `span`, to the ring.
     #[inline]
-    pub(crate) fn offer(&self, value: f64) {
-        if let Ok(span) = self.kept() {
-            self.offer_to_ring(value, span);
+    pub(crate) fn offer(&self, value: f64, span: &SpanOnce) {
+        if self.filter == ExemplarFilter::TraceBased && !span.is_sampled() {
+            return;
         }
+        self.offer_to_ring(value, span.get());
     }
 
     #[cold]
@@ -196,6 +188,7 @@ impl Exemplars {
 #[cfg(all(test, not(nemo_lens_loom)))]
 mod tests {
     use super::*;
+    use crate::exemplar;
     use std::time::Duration;
 
     #[test]
@@ -203,12 +196,12 @@ mod tests {
         let exemplars = Exemplars::new(ExemplarFilter::AlwaysOn, 3).unwrap();
         let span = SpanIds::from_raw(0xabc, 0x12);
         exemplar::in_span(Some(span), || {
-            exemplars.offer_at(0, 0.1);
+            exemplars.offer_at(0, 0.1, &SpanOnce::new());
             // Within the millisecond: the first is kept.
-            exemplars.offer_at(0, 0.15);
+            exemplars.offer_at(0, 0.15, &SpanOnce::new());
             std::thread::sleep(Duration::from_millis(2));
-            exemplars.offer_at(0, 0.2);
-            exemplars.offer_at(2, 7.0);
+            exemplars.offer_at(0, 0.2, &SpanOnce::new());
+            exemplars.offer_at(2, 7.0, &SpanOnce::new());
         });
         let held = exemplars.read();
         assert_eq!(held.len(), 2);
@@ -220,10 +213,12 @@ mod tests {
     #[test]
     fn trace_based_keeps_only_records_in_a_sampled_span() {
         let exemplars = Exemplars::new(ExemplarFilter::TraceBased, 4).unwrap();
-        exemplars.offer(1.0);
+        exemplars.offer(1.0, &SpanOnce::new());
         assert!(exemplars.read().is_empty());
-        exemplar::in_span(Some(SpanIds::from_raw(1, 2)), || exemplars.offer(2.0));
-        exemplars.offer(3.0);
+        exemplar::in_span(Some(SpanIds::from_raw(1, 2)), || {
+            exemplars.offer(2.0, &SpanOnce::new())
+        });
+        exemplars.offer(3.0, &SpanOnce::new());
         let held = exemplars.read();
         assert_eq!(held.len(), 1);
         assert_eq!(held[0].value, 2.0);
@@ -234,10 +229,10 @@ mod tests {
         let exemplars = Exemplars::new(ExemplarFilter::AlwaysOn, 3).unwrap();
         for i in 0..10 {
             std::thread::sleep(Duration::from_millis(1));
-            exemplars.offer(f64::from(i));
+            exemplars.offer(f64::from(i), &SpanOnce::new());
         }
         // Within the ring's gap (1 ms / 3 slots) a record is not kept.
-        exemplars.offer(10.0);
+        exemplars.offer(10.0, &SpanOnce::new());
         let values: Vec<f64> = exemplars.read().iter().map(|e| e.value).collect();
         let mut sorted = values.clone();
         sorted.sort_by(f64::total_cmp);
@@ -255,7 +250,9 @@ mod tests {
                     // Trace, span and value move together: a torn read would
                     // mix them.
                     let span = SpanIds::from_raw(u128::from(i) << 64 | u128::from(i), i);
-                    exemplar::in_span(Some(span), || exemplars.offer_at(0, i as f64));
+                    exemplar::in_span(Some(span), || {
+                        exemplars.offer_at(0, i as f64, &SpanOnce::new())
+                    });
                     // Past the slot's gap, so each is written.
                     std::thread::sleep(Duration::from_micros(1_050));
                 }

@@ -8,13 +8,14 @@
 use std::fmt;
 use std::sync::{Mutex, MutexGuard, PoisonError, TryLockError};
 
+#[cfg(not(nemo_lens_no_exemplars))]
 use super::exemplars::Exemplars;
 use super::probe;
 use super::stripes::{Stripes, Table};
 use super::sum::{touch, ATTEMPTS};
 use super::sync::{AtomicBool, Ordering};
 use super::CellValue;
-use crate::exemplar::{Exemplar, ExemplarFilter};
+use crate::exemplar::{Exemplar, ExemplarFilter, SpanOnce};
 
 /// The finest scale the SDK uses, and the coarsest.
 const MIN_SCALE: i8 = -10;
@@ -330,6 +331,7 @@ pub struct ExponentialHistogram<T: CellValue> {
     // See `Sum::take_touched`.
     touched: AtomicBool,
     /// `None` unless the exemplar filter keeps some.
+    #[cfg(not(nemo_lens_no_exemplars))]
     exemplars: Option<Box<Exemplars>>,
     base: Cell<T>,
     stripes: Stripes<Cell<T>>,
@@ -346,8 +348,12 @@ impl<T: CellValue> ExponentialHistogram<T> {
     /// [`EXPONENTIAL_RESERVOIR`](crate::exemplar::EXPONENTIAL_RESERVOIR)
     /// exemplars (fewer with fewer buckets) of the records `filter` keeps.
     pub fn with_exemplars(max_size: u32, max_scale: i8, filter: ExemplarFilter) -> Self {
+        #[cfg(nemo_lens_no_exemplars)]
+        let _ = filter;
+        #[cfg(not(nemo_lens_no_exemplars))]
         let reservoir = crate::exemplar::EXPONENTIAL_RESERVOIR.min(max_size.max(1) as usize);
         ExponentialHistogram {
+            #[cfg(not(nemo_lens_no_exemplars))]
             exemplars: Exemplars::new(filter, reservoir),
             max_size: max_size.clamp(1, i32::MAX as u32) as i32,
             max_scale: max_scale.clamp(MIN_SCALE, 20),
@@ -360,6 +366,20 @@ impl<T: CellValue> ExponentialHistogram<T> {
     /// Records one observation.
     #[inline]
     pub fn record(&self, value: T) {
+        self.record_spanned(value, None);
+    }
+
+    /// Records one observation made in `span` (see
+    /// [`Histogram::record_in`](super::Histogram::record_in)).
+    #[inline]
+    pub fn record_in(&self, value: T, span: &SpanOnce) {
+        self.record_spanned(value, Some(span));
+    }
+
+    /// A record, and the span read for it if the series keeps exemplars:
+    /// `span`'s, or the context's now.
+    #[inline]
+    fn record_spanned(&self, value: T, span: Option<&SpanOnce>) {
         match self.stripes.table() {
             None => match self.base.try_lock() {
                 Ok(mut state) => state.record(value, self.max_size),
@@ -369,17 +389,26 @@ impl<T: CellValue> ExponentialHistogram<T> {
             Some(table) => self.record_striped(table, value),
         }
         touch(&self.touched);
+        // Built with `--cfg nemo_lens_no_exemplars` (what the exemplar
+        // benchmark compares against), a record has no exemplar code at all.
+        #[cfg(not(nemo_lens_no_exemplars))]
         if let Some(exemplars) = &self.exemplars {
-            exemplars.offer(value.to_f64());
+            exemplars.offer(value.to_f64(), span.unwrap_or(&SpanOnce::new()));
         }
+        #[cfg(nemo_lens_no_exemplars)]
+        let _ = span;
     }
 
     /// The exemplars held, oldest first: the latest few recorded.
     pub fn exemplars(&self) -> Vec<Exemplar> {
-        self.exemplars
+        #[cfg(not(nemo_lens_no_exemplars))]
+        return self
+            .exemplars
             .as_deref()
             .map(Exemplars::read)
-            .unwrap_or_default()
+            .unwrap_or_default();
+        #[cfg(nemo_lens_no_exemplars)]
+        Vec::new()
     }
 
     /// Whether anything was recorded since the last call, and lowers the

@@ -4,23 +4,34 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
+#[cfg(not(nemo_lens_no_exemplars))]
 use super::exemplars::Exemplars;
-use super::probe;
-use super::stripes::{Padded, Stripes, Table};
+use super::owner::{self, Owner};
+use super::stripes::{Padded, Stripes};
 use super::sum::{touch, ATTEMPTS};
-use super::sync::{AtomicBool, AtomicU64, Ordering};
+use super::sync::{spin_wait, AtomicBool, AtomicU64, Ordering};
 use super::CellValue;
-use crate::exemplar::{Exemplar, ExemplarFilter};
+use crate::exemplar::{Exemplar, ExemplarFilter, SpanOnce};
 
 const WORDS_PER_LINE: usize = 16;
-const SUM: usize = 0;
-const MIN: usize = 1;
-const MAX: usize = 2;
-const FIRST_BUCKET: usize = 3;
+/// The commons' lock: 1 while a thread records into it (unused in owned
+/// cells, whose owners are kept apart: see [`Owner`]).
+const LOCK: usize = 0;
+const SUM: usize = 1;
+const MIN: usize = 2;
+const MAX: usize = 3;
+const FIRST_BUCKET: usize = 4;
 
-/// One copy of a histogram's state: sum, minimum, maximum and the bucket
-/// counts, on cache lines of its own. The count is not kept: it is the sum
-/// of the bucket counts, so the two always agree.
+/// One copy of a histogram's state: a lock for the commons, sum, minimum,
+/// maximum and the bucket counts, on cache lines of its own. The count is
+/// not kept: it is the sum of the bucket counts, so the two always agree.
+///
+/// A cell has one writer at a time, so a record reads and writes each word
+/// with plain loads and stores: its owner thread's (the series' first cell
+/// belongs to the first thread that records, a stripe to the first that
+/// lands on it), or, in the commons, whichever thread holds its lock.
+/// Readers never take part: they read the words as they are, a record's
+/// bucket (released last) bringing its sum and extremes with it.
 struct Cell {
     lines: Box<[Padded<[AtomicU64; WORDS_PER_LINE]>]>,
 }
@@ -43,48 +54,45 @@ impl Cell {
         &self.lines[index / WORDS_PER_LINE].0[index % WORDS_PER_LINE]
     }
 
-    /// Records `value` in `bucket` unless another thread is writing the
-    /// sum at the same moment (a collision); `false` then, and nothing
-    /// recorded.
-    #[inline]
-    fn try_record<T: CellValue>(&self, bucket: usize, value: T) -> bool {
-        let sum = self.word(SUM);
-        let current = sum.load(Ordering::Relaxed);
-        let next = T::from_bits(current).add(value).to_bits();
-        if sum
-            .compare_exchange_weak(current, next, Ordering::Relaxed, Ordering::Relaxed)
+    /// Records `value` in `bucket` in the commons, waiting for its lock
+    /// (held for a record's few stores, unless its holder was preempted).
+    fn record_locked<T: CellValue>(&self, bucket: usize, value: T) {
+        let lock = self.word(LOCK);
+        let mut spins = 0_u32;
+        while lock
+            .compare_exchange_weak(0, 1, Ordering::Acquire, Ordering::Relaxed)
             .is_err()
         {
-            return false;
+            spins = spins.saturating_add(1);
+            spin_wait(spins);
         }
-        self.finish(bucket, value);
-        true
+        self.write(bucket, value);
+        lock.store(0, Ordering::Release);
     }
 
-    /// Records `value` whatever other threads do.
-    fn record<T: CellValue>(&self, bucket: usize, value: T) {
-        let sum = self.word(SUM);
-        let mut current = sum.load(Ordering::Relaxed);
-        loop {
-            let next = T::from_bits(current).add(value).to_bits();
-            match sum.compare_exchange_weak(current, next, Ordering::Relaxed, Ordering::Relaxed) {
-                Ok(_) => break,
-                Err(now) => current = now,
-            }
-        }
-        self.finish(bucket, value);
-    }
-
+    /// The record itself, by the cell's one writer.
     #[inline]
-    fn finish<T: CellValue>(&self, bucket: usize, value: T) {
-        extreme(self.word(MIN), value, |value, held| value < held);
-        extreme(self.word(MAX), value, |value, held| value > held);
+    fn write<T: CellValue>(&self, bucket: usize, value: T) {
+        let sum = self.word(SUM);
+        let next = T::from_bits(sum.load(Ordering::Relaxed)).add(value);
+        sum.store(next.to_bits(), Ordering::Relaxed);
+        let min = self.word(MIN);
+        if value < T::from_bits(min.load(Ordering::Relaxed)) {
+            min.store(value.to_bits(), Ordering::Relaxed);
+        }
+        let max = self.word(MAX);
+        if value > T::from_bits(max.load(Ordering::Relaxed)) {
+            max.store(value.to_bits(), Ordering::Relaxed);
+        }
         // Release: a collection that counts this observation (Acquire) also
         // sees its sum and extremes.
-        self.word(FIRST_BUCKET + bucket)
-            .fetch_add(1, Ordering::Release);
+        let count = self.word(FIRST_BUCKET + bucket);
+        count.store(count.load(Ordering::Relaxed) + 1, Ordering::Release);
     }
 }
+
+/// Spreads thread numbers over the stripes (Fibonacci hashing).
+const GOLDEN: u32 = 0x9e37_79b9;
 
 /// Bounds up to which [`bucket_of`] counts instead of searching.
 const LINEAR_BOUNDS: usize = 32;
@@ -100,24 +108,6 @@ pub(super) fn bucket_of(bounds: &[f64], value: f64) -> usize {
         bounds.iter().map(|bound| usize::from(*bound < value)).sum()
     } else {
         bounds.partition_point(|bound| *bound < value)
-    }
-}
-
-/// Moves an extreme to `value` if `beats` says it is further out; reads
-/// without writing when it is not, which is nearly always.
-#[inline]
-fn extreme<T: CellValue>(word: &AtomicU64, value: T, beats: impl Fn(T, T) -> bool) {
-    let mut held = word.load(Ordering::Relaxed);
-    while beats(value, T::from_bits(held)) {
-        match word.compare_exchange_weak(
-            held,
-            value.to_bits(),
-            Ordering::Relaxed,
-            Ordering::Relaxed,
-        ) {
-            Ok(_) => return,
-            Err(now) => held = now,
-        }
     }
 }
 
@@ -159,7 +149,10 @@ pub struct Histogram<T: CellValue> {
     touched: AtomicBool,
     /// `None` unless the exemplar filter keeps some: a record then pays one
     /// predictable branch.
+    #[cfg(not(nemo_lens_no_exemplars))]
     exemplars: Option<Box<Exemplars>>,
+    /// The thread that records into `base`.
+    owner: Owner,
     base: Cell,
     stripes: Stripes<Cell>,
     value: PhantomData<T>,
@@ -189,11 +182,15 @@ impl<T: CellValue> Histogram<T> {
     /// assert_eq!((exemplars[0].value, exemplars[0].span), (0.4, Some(request)));
     /// ```
     pub fn with_exemplars(bounds: Arc<[f64]>, filter: ExemplarFilter) -> Self {
+        #[cfg(nemo_lens_no_exemplars)]
+        let _ = filter;
         let buckets = bounds.len() + 1;
         Histogram {
+            #[cfg(not(nemo_lens_no_exemplars))]
             exemplars: Exemplars::new(filter, buckets),
             bounds,
             touched: AtomicBool::new(false),
+            owner: Owner::new(),
             base: Cell::new::<T>(buckets),
             stripes: Stripes::new(),
             value: PhantomData,
@@ -208,30 +205,51 @@ impl<T: CellValue> Histogram<T> {
     /// Records one observation.
     #[inline]
     pub fn record(&self, value: T) {
+        self.record_spanned(value, None);
+    }
+
+    /// Records one observation made in `span`: what a set recording
+    /// several histograms at once calls, so the context is read once.
+    #[inline]
+    pub fn record_in(&self, value: T, span: &SpanOnce) {
+        self.record_spanned(value, Some(span));
+    }
+
+    /// A record, and the span read for it if the series keeps exemplars:
+    /// `span`'s, or the context's now.
+    #[inline]
+    fn record_spanned(&self, value: T, span: Option<&SpanOnce>) {
         let as_f64 = value.to_f64();
         let bucket = bucket_of(&self.bounds, as_f64);
-        match self.stripes.table() {
-            None => {
-                if !self.base.try_record(bucket, value) {
-                    self.record_contended(bucket, value);
-                }
-            }
-            Some(table) => self.record_striped(table, bucket, value),
+        let me = owner::id();
+        if self.owner.is(me) {
+            self.base.write(bucket, value);
+        } else {
+            self.record_elsewhere(me, bucket, value);
         }
         touch(&self.touched);
+        // Built with `--cfg nemo_lens_no_exemplars` (what the exemplar
+        // benchmark compares against), a record has no exemplar code at all.
+        #[cfg(not(nemo_lens_no_exemplars))]
         if let Some(exemplars) = &self.exemplars {
-            exemplars.offer_at(bucket, as_f64);
+            exemplars.offer_at(bucket, as_f64, span.unwrap_or(&SpanOnce::new()));
         }
+        #[cfg(nemo_lens_no_exemplars)]
+        let _ = span;
     }
 
     /// The exemplars held, oldest first: at most one per bucket, the
     /// latest there. Kept across collections (a scraper that reads them
     /// again sees the same ones, which Prometheus stores once).
     pub fn exemplars(&self) -> Vec<Exemplar> {
-        self.exemplars
+        #[cfg(not(nemo_lens_no_exemplars))]
+        return self
+            .exemplars
             .as_deref()
             .map(Exemplars::read)
-            .unwrap_or_default()
+            .unwrap_or_default();
+        #[cfg(nemo_lens_no_exemplars)]
+        Vec::new()
     }
 
     /// Whether anything was recorded since the last call, and lowers the
@@ -240,24 +258,42 @@ impl<T: CellValue> Histogram<T> {
         self.touched.swap(false, Ordering::Relaxed)
     }
 
-    #[cold]
-    #[inline(never)]
+    /// A record by a thread that does not own the first cell (`record`
+    /// by any other thread than the first to record).
+    #[cfg(test)]
     pub(super) fn record_contended(&self, bucket: usize, value: T) {
-        self.record_striped(self.stripes.inflate(), bucket, value);
+        self.record_elsewhere(owner::id(), bucket, value);
     }
 
-    #[inline]
-    fn record_striped(&self, table: &Table<Cell>, bucket: usize, value: T) {
+    /// A record into the commons, as a thread that finds no stripe of its
+    /// own makes.
+    #[cfg(test)]
+    pub(super) fn record_in_commons(&self, bucket: usize, value: T) {
+        let buckets = self.bounds.len() + 1;
+        let table = self.stripes.inflate();
+        table
+            .commons(|| Cell::new::<T>(buckets))
+            .record_locked(bucket, value);
+    }
+
+    /// Records into a stripe thread `me` owns or claims (it tries a few,
+    /// starting from one its number picks), else the commons.
+    #[inline(never)]
+    fn record_elsewhere(&self, me: u32, bucket: usize, value: T) {
+        let table = match self.stripes.table() {
+            Some(table) => table,
+            None => self.stripes.inflate(),
+        };
         let buckets = self.bounds.len() + 1;
         let fresh = || Cell::new::<T>(buckets);
-        let mut probe = probe::current();
+        let mut probe = me.wrapping_mul(GOLDEN);
         for _ in 0..ATTEMPTS {
-            if table.cell(probe, fresh).try_record(bucket, value) {
-                return;
+            if table.owned_by(probe, me) {
+                return table.cell(probe, fresh).write(bucket, value);
             }
-            probe = probe::advance();
+            probe = probe.wrapping_add(1);
         }
-        table.cell(probe, fresh).record(bucket, value);
+        table.commons(fresh).record_locked(bucket, value);
     }
 
     /// Everything recorded so far. A record running meanwhile may be in the

@@ -68,3 +68,37 @@ fn a_histogram_reader_sees_counts_with_their_sums() {
         );
     });
 }
+
+/// Another thread records 1 with `other` while this one records 5 with
+/// `mine`, then reads: what a reading counts comes whole, and nothing is
+/// lost.
+fn two_writers_and_a_reader(other: fn(&Histogram<u64>), mine: fn(&Histogram<u64>)) {
+    loom::model(move || {
+        let histogram = Arc::new(Histogram::<u64>::new([2.0].into()));
+        let writer = {
+            let histogram = Arc::clone(&histogram);
+            thread::spawn(move || other(&histogram))
+        };
+        mine(&histogram);
+        let seen = histogram.snapshot();
+        if seen.bucket_counts[0] == 1 {
+            assert!(seen.sum == 6 && seen.min == Some(1));
+        }
+        writer.join().unwrap();
+        let done = histogram.snapshot();
+        assert_eq!(
+            (done.count, done.sum, done.bucket_counts, done.min, done.max),
+            (2, 6, vec![1, 1], Some(1), Some(5))
+        );
+    });
+}
+
+#[test]
+fn two_histogram_writers_own_a_cell_each_and_lose_nothing() {
+    two_writers_and_a_reader(|h| h.record(1), |h| h.record(5));
+}
+
+#[test]
+fn writers_in_the_commons_take_turns_and_lose_nothing() {
+    two_writers_and_a_reader(|h| h.record_in_commons(0, 1), |h| h.record_in_commons(1, 5));
+}

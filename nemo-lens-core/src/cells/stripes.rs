@@ -4,6 +4,7 @@
 
 use std::ptr;
 
+use super::owner::Owner;
 use super::sync::{AtomicPtr, Ordering};
 
 /// The most stripes one series ever has, however many cores: past a few
@@ -35,6 +36,13 @@ pub(crate) struct Padded<T>(pub(crate) T);
 
 pub(crate) struct Table<C> {
     slots: Box<[AtomicPtr<Padded<C>>]>,
+    /// Each slot's owner, where a cell's kind has one writer per cell
+    /// (explicit histograms): apart from the cells, read by every thread
+    /// that probes a slot and written once.
+    owners: Box<[Owner]>,
+    /// A cell every thread may write, taking turns: where a cell's kind
+    /// keeps one for threads that find no stripe of their own.
+    commons: AtomicPtr<Padded<C>>,
 }
 
 impl<C> Table<C> {
@@ -51,6 +59,24 @@ impl<C> Table<C> {
             return unsafe { &(*cell).0 };
         }
         Self::make_cell(slot, make)
+    }
+
+    /// Whether thread `me` owns the slot `probe` selects, claiming it if
+    /// nobody does.
+    #[inline]
+    pub(crate) fn owned_by(&self, probe: u32, me: u32) -> bool {
+        self.owners[probe as usize & (self.owners.len() - 1)].is(me)
+    }
+
+    /// The commons, made with `make` on first use.
+    #[inline]
+    pub(crate) fn commons(&self, make: impl FnOnce() -> C) -> &C {
+        let cell = self.commons.load(Ordering::Acquire);
+        if !cell.is_null() {
+            // SAFETY: as in `cell`.
+            return unsafe { &(*cell).0 };
+        }
+        Self::make_cell(&self.commons, make)
     }
 
     #[cold]
@@ -100,7 +126,12 @@ impl<C> Stripes<C> {
         let slots = (0..stripe_limit())
             .map(|_| AtomicPtr::new(ptr::null_mut()))
             .collect();
-        let made = Box::into_raw(Box::new(Table { slots }));
+        let owners = (0..stripe_limit()).map(|_| Owner::new()).collect();
+        let made = Box::into_raw(Box::new(Table {
+            slots,
+            owners,
+            commons: AtomicPtr::new(ptr::null_mut()),
+        }));
         match self.table.compare_exchange(
             ptr::null_mut(),
             made,
@@ -118,10 +149,10 @@ impl<C> Stripes<C> {
         }
     }
 
-    /// Runs `f` on every stripe made so far.
+    /// Runs `f` on every stripe made so far, the commons included.
     pub(crate) fn for_each(&self, mut f: impl FnMut(&C)) {
         let Some(table) = self.table() else { return };
-        for slot in table.slots.iter() {
+        for slot in table.slots.iter().chain([&table.commons]) {
             let cell = slot.load(Ordering::Acquire);
             if !cell.is_null() {
                 // SAFETY: as in `Table::cell`.
@@ -130,11 +161,15 @@ impl<C> Stripes<C> {
         }
     }
 
-    /// How many stripes have been made.
+    /// How many stripes have been made, the commons not counted.
     pub(crate) fn count(&self) -> usize {
-        let mut count = 0;
-        self.for_each(|_| count += 1);
-        count
+        self.table().map_or(0, |table| {
+            table
+                .slots
+                .iter()
+                .filter(|slot| !slot.load(Ordering::Acquire).is_null())
+                .count()
+        })
     }
 }
 
@@ -146,7 +181,7 @@ impl<C> Drop for Stripes<C> {
         }
         // SAFETY: `&mut self`: no thread holds a cell or the table.
         let table = unsafe { Box::from_raw(table) };
-        for slot in table.slots.iter() {
+        for slot in table.slots.iter().chain([&table.commons]) {
             let cell = slot.load(Ordering::Acquire);
             if !cell.is_null() {
                 // SAFETY: as above.

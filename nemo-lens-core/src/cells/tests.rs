@@ -146,6 +146,46 @@ fn an_uncontended_series_never_stripes() {
 }
 
 #[test]
+fn a_second_thread_records_into_a_stripe_of_its_own() {
+    let histogram = Histogram::<u64>::new([10.0].into());
+    histogram.record(5);
+    std::thread::scope(|scope| {
+        scope.spawn(|| (0..1000).for_each(|_| histogram.record(50)));
+    });
+    histogram.record(5);
+    assert_eq!(histogram.stripes(), 1, "the first thread keeps its cell");
+    let snapshot = histogram.snapshot();
+    assert_eq!(
+        (snapshot.bucket_counts, snapshot.sum),
+        (vec![2, 1000], 50_010)
+    );
+}
+
+#[test]
+fn threads_past_the_stripes_share_the_commons_and_lose_nothing() {
+    // More threads than stripes and probes can give each its own cell.
+    let threads = stripe_limit() * 2 + 4;
+    let histogram = Histogram::<u64>::new([10.0, 100.0].into());
+    on_threads(threads, |thread| {
+        for i in 0..20_000_u64 {
+            histogram.record(if (i + thread as u64).is_multiple_of(2) {
+                5
+            } else {
+                500
+            });
+        }
+    });
+    // And the commons taken directly, beside whatever the threads made.
+    histogram.record_in_commons(1, 50);
+    let snapshot = histogram.snapshot();
+    let n = threads as u64 * 20_000;
+    assert_eq!(snapshot.bucket_counts, [n / 2, 1, n / 2]);
+    assert_eq!(snapshot.sum, 505 * (n / 2) + 50);
+    assert_eq!((snapshot.min, snapshot.max), (Some(5), Some(500)));
+    assert!(histogram.stripes() <= stripe_limit());
+}
+
+#[test]
 fn a_collision_moves_the_series_to_stripes_and_keeps_its_total() {
     let counter = Sum::<i64>::new();
     counter.add(-4);

@@ -2,6 +2,7 @@
 //! one named for a stretch of code.
 
 use std::cell::Cell;
+use std::mem::MaybeUninit;
 
 use opentelemetry::trace::{SpanId, TraceContextExt, TraceId};
 use opentelemetry::Context;
@@ -78,6 +79,85 @@ pub fn current() -> Option<SpanIds> {
             None
         }
     })
+}
+
+/// The sampled span of one record call, read at most once however many
+/// histograms the call records: a set's `record` reads the context for its
+/// first histogram and hands the answer to the others.
+///
+/// ```
+/// use nemo_lens::cells::Histogram;
+/// use nemo_lens::exemplar::{self, ExemplarFilter, SpanIds, SpanOnce};
+/// use nemo_lens::opentelemetry::trace::{SpanId, TraceId};
+///
+/// let ttft = Histogram::<f64>::with_exemplars([0.1].into(), ExemplarFilter::TraceBased);
+/// let e2e = Histogram::<f64>::with_exemplars([1.0].into(), ExemplarFilter::TraceBased);
+/// let request = SpanIds::new(TraceId::from(0xab_u128), SpanId::from(0xcd_u64));
+/// exemplar::in_span(Some(request), || {
+///     let span = SpanOnce::new();
+///     ttft.record_in(0.05, &span); // reads the context
+///     e2e.record_in(0.4, &span); // does not
+/// });
+/// assert_eq!(e2e.exemplars()[0].span, Some(request));
+/// ```
+#[derive(Debug)]
+pub struct SpanOnce {
+    /// [`UNREAD`], [`NO_SPAN`] or [`SAMPLED`].
+    state: Cell<u8>,
+    /// The span, written when `state` says [`SAMPLED`] (left unwritten
+    /// otherwise, so a record call that reads no span writes one byte).
+    span: Cell<MaybeUninit<SpanIds>>,
+}
+
+const UNREAD: u8 = 0;
+const NO_SPAN: u8 = 1;
+const SAMPLED: u8 = 2;
+
+impl Default for SpanOnce {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl SpanOnce {
+    /// Nothing read yet.
+    #[inline]
+    pub const fn new() -> Self {
+        SpanOnce {
+            state: Cell::new(UNREAD),
+            span: Cell::new(MaybeUninit::uninit()),
+        }
+    }
+
+    /// [`current`], read on the first call only.
+    #[inline]
+    pub fn get(&self) -> Option<SpanIds> {
+        // SAFETY: `read` writes the span before it says SAMPLED.
+        (self.read() == SAMPLED).then(|| unsafe { self.span.get().assume_init() })
+    }
+
+    /// Whether a sampled span is current, read on the first call only.
+    #[inline]
+    pub(crate) fn is_sampled(&self) -> bool {
+        self.read() == SAMPLED
+    }
+
+    #[inline]
+    fn read(&self) -> u8 {
+        let state = self.state.get();
+        if state != UNREAD {
+            return state;
+        }
+        let state = match current() {
+            Some(ids) => {
+                self.span.set(MaybeUninit::new(ids));
+                SAMPLED
+            }
+            None => NO_SPAN,
+        };
+        self.state.set(state);
+        state
+    }
 }
 
 /// Runs `f` with `span` as the span its records belong to, whatever the

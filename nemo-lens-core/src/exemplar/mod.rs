@@ -33,7 +33,7 @@
 mod context;
 mod filter;
 
-pub use context::{current, in_context, in_span, Captured, SpanIds};
+pub use context::{current, in_context, in_span, Captured, SpanIds, SpanOnce};
 pub use filter::{ExemplarFilter, OTEL_METRICS_EXEMPLAR_FILTER};
 
 use std::time::SystemTime;

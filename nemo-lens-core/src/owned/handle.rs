@@ -14,6 +14,7 @@ use crate::aggregation::{
     pinned_histogram_aggregation, HistogramAggregation, EXPONENTIAL_MAX_SCALE, EXPONENTIAL_MAX_SIZE,
 };
 use crate::cells::{self, CellValue};
+use crate::exemplar::SpanOnce;
 use crate::streams::Streams;
 use crate::Meter;
 
@@ -194,6 +195,18 @@ impl<T: HistogramValue> BoundHistogram<T> {
         match self {
             BoundHistogram::Owned(series) => series.record(value),
             BoundHistogram::OwnedExponential(series) => series.record(value),
+            BoundHistogram::Sdk(bound) => bound.record(value),
+        }
+    }
+
+    /// Records one observation made in `span`, which a record call shares
+    /// among its histograms so the context is read once (the SDK's
+    /// histograms read it themselves).
+    #[inline]
+    pub fn record_in(&self, value: T, span: &SpanOnce) {
+        match self {
+            BoundHistogram::Owned(series) => series.record_in(value, span),
+            BoundHistogram::OwnedExponential(series) => series.record_in(value, span),
             BoundHistogram::Sdk(bound) => bound.record(value),
         }
     }

@@ -5,19 +5,23 @@
 //! its instructions in SipHash over those lists. A bound handle skips that
 //! look-up. Sets whose attributes are all static bind once; sets with
 //! `#[attribute]` fields keep a [`BoundMap`] from the attribute values to a
-//! bundle of handles, looked up without a lock or an allocation. The first
-//! values a map sees are compared before anything is hashed: a server that
-//! serves one model (the usual deployment) finds its bundle without hashing
-//! the attribute values or loading the table.
+//! bundle of handles, looked up without a lock or an allocation. The values
+//! are hashed a word at a time, and the first values a map saw are compared
+//! before the table is probed: a server that serves one model (the usual
+//! deployment) finds its bundle there. Either way a look-up protects one
+//! snapshot of the map (two locked instructions): the first entry lives in
+//! it beside the table.
 
-use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
-use arc_swap::{ArcSwap, ArcSwapOption};
-use hashbrown::{DefaultHashBuilder, HashTable};
-use opentelemetry::{Key, KeyValue, StringValue, Value};
+use arc_swap::ArcSwap;
+use hashbrown::HashTable;
+use opentelemetry::KeyValue;
+
+pub use super::key::KeyPart;
+use super::key::{self, Key, Part};
 
 use crate::owned::expiry::{self, Holder};
 
@@ -25,83 +29,6 @@ use crate::owned::expiry::{self, Holder};
 /// path, so memory stays bounded however many model names a server sees; the
 /// SDK's own cardinality limit applies on both paths alike.
 pub const BOUND_LIMIT: usize = 1024;
-
-/// A borrowed attribute value, compared and hashed without cloning it.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum KeyPart<'a> {
-    /// A string value.
-    Str(&'a str),
-    /// A boolean value.
-    Bool(bool),
-    /// An integer value.
-    I64(i64),
-    /// A floating-point value.
-    F64(f64),
-}
-
-impl KeyPart<'_> {
-    fn to_value(self) -> Value {
-        match self {
-            KeyPart::Str(s) => Value::String(StringValue::from(s.to_owned())),
-            KeyPart::Bool(b) => Value::Bool(b),
-            KeyPart::I64(i) => Value::I64(i),
-            KeyPart::F64(f) => Value::F64(f),
-        }
-    }
-
-    fn matches(self, value: &Value) -> bool {
-        match (self, value) {
-            (KeyPart::Str(a), Value::String(b)) => same_text(a, b.as_str()),
-            (KeyPart::Bool(a), Value::Bool(b)) => a == *b,
-            (KeyPart::I64(a), Value::I64(b)) => a == *b,
-            (KeyPart::F64(a), Value::F64(b)) => a.to_bits() == b.to_bits(),
-            _ => false,
-        }
-    }
-
-    fn hash_into(self, state: &mut impl Hasher) {
-        match self {
-            KeyPart::Str(s) => s.hash(state),
-            KeyPart::Bool(b) => b.hash(state),
-            KeyPart::I64(i) => i.hash(state),
-            KeyPart::F64(f) => f.to_bits().hash(state),
-        }
-    }
-}
-
-/// `a == b`, without a call to `memcmp` for the short values attributes
-/// mostly hold (model names, operations, providers): a profile of the
-/// inference set found a tenth of a record in those calls.
-#[inline]
-fn same_text(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    if a.len() != b.len() {
-        return false;
-    }
-    // Two overlapping words cover 4 to 16 bytes, as hashers read them;
-    // three bytes cover the shortest.
-    if let (Some(a_head), Some(a_tail), Some(b_head), Some(b_tail)) = (
-        a.first_chunk::<8>(),
-        a.last_chunk::<8>(),
-        b.first_chunk::<8>(),
-        b.last_chunk::<8>(),
-    ) {
-        if a.len() > 16 {
-            return a == b;
-        }
-        return a_head == b_head && a_tail == b_tail;
-    }
-    if let (Some(a_head), Some(a_tail), Some(b_head), Some(b_tail)) = (
-        a.first_chunk::<4>(),
-        a.last_chunk::<4>(),
-        b.first_chunk::<4>(),
-        b.last_chunk::<4>(),
-    ) {
-        return a_head == b_head && a_tail == b_tail;
-    }
-    let len = a.len();
-    len == 0 || (a[0] == b[0] && a[len / 2] == b[len / 2] && a[len - 1] == b[len - 1])
-}
 
 /// A bundle and what tells whether it is in use.
 struct Slot<B> {
@@ -125,7 +52,8 @@ impl<B> Slot<B> {
 struct Entry<B> {
     hash: u64,
     // Shared, so that copying the table on insert copies pointers only.
-    values: Arc<[Option<Value>]>,
+    words: Arc<[u64]>,
+    values: Arc<[Option<Part>]>,
     slot: Arc<Slot<B>>,
 }
 
@@ -133,6 +61,7 @@ impl<B> Clone for Entry<B> {
     fn clone(&self) -> Self {
         Entry {
             hash: self.hash,
+            words: Arc::clone(&self.words),
             values: Arc::clone(&self.values),
             slot: Arc::clone(&self.slot),
         }
@@ -140,17 +69,9 @@ impl<B> Clone for Entry<B> {
 }
 
 impl<B> Entry<B> {
-    fn matches(&self, parts: &[Option<KeyPart<'_>>]) -> bool {
-        self.values.len() == parts.len()
-            && self
-                .values
-                .iter()
-                .zip(parts)
-                .all(|(value, part)| match (value, part) {
-                    (Some(value), Some(part)) => part.matches(value),
-                    (None, None) => true,
-                    _ => false,
-                })
+    #[inline]
+    fn matches(&self, key: &Key, parts: &[Option<KeyPart<'_>>]) -> bool {
+        self.hash == key.hash && key.matches(&self.words, &self.values, parts)
     }
 }
 
@@ -168,22 +89,27 @@ impl<B> Entry<B> {
 pub struct BoundMap<B>(Arc<Inner<B>>);
 
 struct Inner<B> {
-    // The first entry inserted, checked before the table.
-    first: ArcSwapOption<Entry<B>>,
-    table: ArcSwap<HashTable<Entry<B>>>,
-    hasher: DefaultHashBuilder,
+    snapshot: ArcSwap<Snapshot<B>>,
     writer: Mutex<()>,
     /// The attribute keys, as the first look-up gave them (every look-up
     /// of one map gives the same).
     keys: OnceLock<Box<[&'static str]>>,
 }
 
+/// What a look-up reads, swapped whole by each insert and sweep.
+struct Snapshot<B> {
+    /// The first entry inserted and still held, checked before the table.
+    first: Option<Entry<B>>,
+    table: HashTable<Entry<B>>,
+}
+
 impl<B> Default for BoundMap<B> {
     fn default() -> Self {
         BoundMap(Arc::new(Inner {
-            first: ArcSwapOption::empty(),
-            table: ArcSwap::from_pointee(HashTable::new()),
-            hasher: DefaultHashBuilder::default(),
+            snapshot: ArcSwap::from_pointee(Snapshot {
+                first: None,
+                table: HashTable::new(),
+            }),
             writer: Mutex::new(()),
             keys: OnceLock::new(),
         }))
@@ -211,7 +137,7 @@ impl<B> BoundMap<B> {
 
     /// How many bundles the map holds.
     pub fn len(&self) -> usize {
-        self.0.table.load().len()
+        self.0.snapshot.load().table.len()
     }
 
     /// Whether the map holds no bundle.
@@ -221,8 +147,9 @@ impl<B> BoundMap<B> {
 
     /// Runs `with` on the bundle for `parts` (the values of the attributes
     /// `keys`, `None` where absent), creating it with `make` from the
-    /// attribute list on first use. `None` when the map is full: the caller
-    /// records unbound.
+    /// attribute list on first use. `None` when the map is full, or for a
+    /// combination of more than 16 attributes: the caller records unbound
+    /// (the same series, looked up by the SDK's rules).
     #[inline]
     pub fn with<R>(
         &self,
@@ -237,20 +164,19 @@ impl<B> BoundMap<B> {
         if expiry::pinning() {
             return None;
         }
+        let mut buffer = key::buffer();
+        let key = Key::of(parts, &mut buffer)?;
         let inner = &*self.0;
         {
-            let first = inner.first.load();
-            if let Some(first) = &*first
-                && first.matches(parts)
+            let snapshot = inner.snapshot.load();
+            if let Some(first) = &snapshot.first
+                && first.matches(&key, parts)
             {
                 first.slot.mark();
                 return Some(with(&first.slot.bundle));
             }
-        }
-        let hash = inner.hash(parts);
-        {
-            let table = inner.table.load();
-            if let Some(entry) = table.find(hash, |e| e.hash == hash && e.matches(parts)) {
+            let table = &snapshot.table;
+            if let Some(entry) = table.find(key.hash, |e| e.matches(&key, parts)) {
                 entry.slot.mark();
                 return Some(with(&entry.slot.bundle));
             }
@@ -261,42 +187,31 @@ impl<B> BoundMap<B> {
             }
         }
         inner
-            .insert(hash, keys, parts, make)
+            .insert(&key, keys, parts, make)
             .map(|slot| with(&slot.bundle))
     }
 }
 
 impl<B> Inner<B> {
-    fn hash(&self, parts: &[Option<KeyPart<'_>>]) -> u64 {
-        let mut state = self.hasher.build_hasher();
-        for part in parts {
-            match part {
-                Some(part) => part.hash_into(&mut state),
-                None => state.write_u8(0xff),
-            }
-        }
-        state.finish()
-    }
-
     #[cold]
     fn insert(
         &self,
-        hash: u64,
+        key: &Key,
         keys: &[&'static str],
         parts: &[Option<KeyPart<'_>>],
         make: impl FnOnce(Box<[KeyValue]>) -> B,
     ) -> Option<Arc<Slot<B>>> {
         let _ = self.keys.set(keys.into());
-        let values: Arc<[Option<Value>]> = parts
-            .iter()
-            .map(|part| part.map(KeyPart::to_value))
-            .collect();
+        let values: Arc<[Option<Part>]> = parts.iter().map(|part| part.map(Part::of)).collect();
         let attributes = keys
             .iter()
             .zip(values.iter())
             .filter_map(|(key, value)| {
-                let value = value.clone()?;
-                Some(KeyValue::new(Key::from_static_str(key), value))
+                let value = value.as_ref()?.to_value();
+                Some(KeyValue::new(
+                    opentelemetry::Key::from_static_str(key),
+                    value,
+                ))
             })
             .collect();
         // Made outside the writer lock: binding may make series, and a
@@ -306,12 +221,12 @@ impl<B> Inner<B> {
         let made = make(attributes);
         // A writer that panicked left the table intact: it is swapped whole.
         let _writer = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
-        let table = self.table.load_full();
-        if let Some(entry) = table.find(hash, |e| e.hash == hash && e.matches(parts)) {
+        let snapshot = self.snapshot.load_full();
+        if let Some(entry) = snapshot.table.find(key.hash, |e| e.matches(key, parts)) {
             entry.slot.mark();
             return Some(Arc::clone(&entry.slot));
         }
-        if table.len() >= BOUND_LIMIT {
+        if snapshot.table.len() >= BOUND_LIMIT {
             return None;
         }
         let slot = Arc::new(Slot {
@@ -320,17 +235,15 @@ impl<B> Inner<B> {
             seen: AtomicU64::new(0),
         });
         let entry = Entry {
-            hash,
+            hash: key.hash,
+            words: key.words().into(),
             values,
             slot: Arc::clone(&slot),
         };
-        // Under the writer lock: the first entry is the table's first.
-        if self.first.load().is_none() {
-            self.first.store(Some(Arc::new(entry.clone())));
-        }
-        let mut grown = HashTable::clone(&table);
-        grown.insert_unique(hash, entry, |e| e.hash);
-        self.table.store(Arc::new(grown));
+        let first = snapshot.first.clone().or_else(|| Some(entry.clone()));
+        let mut table = HashTable::clone(&snapshot.table);
+        table.insert_unique(key.hash, entry, |e| e.hash);
+        self.snapshot.store(Arc::new(Snapshot { first, table }));
         Some(slot)
     }
 
@@ -338,10 +251,10 @@ impl<B> Inner<B> {
     /// first entry goes with its table entry.
     fn retain(&self, mut keep: impl FnMut(&Entry<B>) -> bool) {
         let _writer = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
-        let table = self.table.load_full();
-        let mut kept = HashTable::with_capacity(table.len());
+        let snapshot = self.snapshot.load_full();
+        let mut kept = HashTable::with_capacity(snapshot.table.len());
         let mut dropped = false;
-        for entry in table.iter() {
+        for entry in snapshot.table.iter() {
             if keep(entry) {
                 kept.insert_unique(entry.hash, entry.clone(), |e| e.hash);
             } else {
@@ -351,18 +264,14 @@ impl<B> Inner<B> {
         if !dropped {
             return;
         }
-        let first = self.first.load_full();
-        if let Some(first) = first {
-            let still = kept
-                .find(first.hash, |e| Arc::ptr_eq(&e.slot, &first.slot))
-                .is_some();
-            if !still {
-                self.first.store(None);
-            }
-        }
-        // Readers that loaded the old table keep it, and the handles in it,
-        // until they are done: the series stay held until then.
-        self.table.store(Arc::new(kept));
+        let first = snapshot.first.clone().filter(|first| {
+            kept.find(first.hash, |e| Arc::ptr_eq(&e.slot, &first.slot))
+                .is_some()
+        });
+        // Readers that loaded the old snapshot keep it, and the handles in
+        // it, until they are done: the series stay held until then.
+        self.snapshot
+            .store(Arc::new(Snapshot { first, table: kept }));
     }
 }
 
@@ -395,7 +304,7 @@ impl<B: Send + Sync> Holder for Inner<B> {
 
     fn harvest(&self, now: Duration) {
         let now = nanos(now);
-        for entry in self.table.load().iter() {
+        for entry in self.snapshot.load().table.iter() {
             entry.slot.harvest(now);
         }
     }
@@ -414,7 +323,11 @@ impl<B: Send + Sync> Holder for Inner<B> {
             return;
         };
         self.retain(|entry| {
-            entry.values.get(at).and_then(Option::as_ref) != Some(&attribute.value)
+            !entry
+                .values
+                .get(at)
+                .and_then(Option::as_ref)
+                .is_some_and(|part| part.is(&attribute.value))
         });
     }
 }
@@ -472,19 +385,32 @@ mod tests {
     }
 
     #[test]
-    fn short_and_long_texts_compare_as_strings() {
+    fn texts_that_differ_in_one_byte_find_bundles_of_their_own() {
+        let map: BoundMap<Box<[KeyValue]>> = BoundMap::new();
         let text = "abcdefghijklmnopqrstuvwxyz0123456789";
-        for len in 0..text.len() {
+        let mut made = 0;
+        for len in [3, 8, 12, 16, 17, 36] {
             let a = &text[..len];
-            assert!(same_text(a, String::from(a).as_str()), "{a:?}");
-            for at in 0..len {
+            for at in [0, len / 2, len - 1] {
                 let mut b = a.as_bytes().to_vec();
                 b[at] = b'#';
                 let b = String::from_utf8(b).unwrap();
-                assert!(!same_text(a, &b), "{a:?} against {b:?}");
+                for value in [a, b.as_str()] {
+                    let bundle = map
+                        .with(
+                            &KEYS[..1],
+                            &[Some(KeyPart::Str(value))],
+                            |a| a,
+                            |b| b.clone(),
+                        )
+                        .unwrap();
+                    assert_eq!(&*bundle, [KeyValue::new("model", value.to_owned())]);
+                }
             }
-            assert!(!same_text(a, &text[..len + 1]));
+            made += 4;
         }
+        // Each length: the text, and three texts one byte off.
+        assert_eq!(map.len(), made);
     }
 
     #[test]
@@ -502,7 +428,9 @@ mod tests {
                 let expected: Vec<KeyValue> = KEYS
                     .iter()
                     .zip(parts)
-                    .filter_map(|(key, part)| Some(KeyValue::new(*key, (*part)?.to_value())))
+                    .filter_map(|(key, part)| {
+                        Some(KeyValue::new(*key, Part::of((*part)?).to_value()))
+                    })
                     .collect();
                 assert_eq!(&*bundle, expected.as_slice());
             }

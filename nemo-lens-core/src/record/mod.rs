@@ -7,6 +7,7 @@
 
 mod attribute;
 mod bound;
+mod key;
 mod value;
 mod warn;
 

@@ -13,15 +13,18 @@ use syn::spanned::Spanned;
 use super::attribute;
 use super::{bound_ident, instrument_ident, static_attrs_ident, Names};
 use crate::checked::{Checked, Measured};
+use crate::kind::InstrumentKind;
 
 pub(super) fn record_with(checked: &Checked, names: &Names) -> TokenStream {
     let p = &names.p;
     if checked.measures.is_empty() {
         return quote!(let _ = set;);
     }
+    let span = span(checked, p);
     if !checked.has_attributes() {
         let fields = (0..checked.measures.len()).map(|n| bound_field(checked, n, p));
         return quote! {
+            #span
             let __b = &set.__bound;
             #(#fields)*
         };
@@ -103,6 +106,7 @@ pub(super) fn record_with(checked: &Checked, names: &Names) -> TokenStream {
         }
         #(#required)*
         #parts
+        #span
         let __recorded = set.__bound.with(
             #keys,
             &__parts,
@@ -115,6 +119,20 @@ pub(super) fn record_with(checked: &Checked, names: &Names) -> TokenStream {
     }
 }
 
+/// `__span`, the record call's span for exemplars, when a measure records
+/// into a histogram.
+fn span(checked: &Checked, p: &TokenStream) -> TokenStream {
+    let histograms = checked
+        .measures
+        .iter()
+        .any(|m| checked.instrument_of(m).kind == InstrumentKind::Histogram);
+    if histograms {
+        quote!(let __span = #p::SpanOnce::new();)
+    } else {
+        TokenStream::new()
+    }
+}
+
 /// Checks measure `n`'s field and records it through `__b`, binding on
 /// first use.
 fn bound_field(checked: &Checked, n: usize, p: &TokenStream) -> TokenStream {
@@ -122,12 +140,18 @@ fn bound_field(checked: &Checked, n: usize, p: &TokenStream) -> TokenStream {
     let instrument = checked.instrument_of(m);
     let field = bound_ident(n);
     let attributes = field_attributes(checked, n, p, quote!(&__b.__attrs));
-    let method = instrument.kind.record_method();
     let handle = handle(checked, m);
+    // Histograms share the record call's span, read at most once.
+    let record = if instrument.kind == InstrumentKind::Histogram {
+        quote!(record_in(__v, &__span))
+    } else {
+        let method = instrument.kind.record_method();
+        quote!(#method(__v))
+    };
     let call = quote! {
         __b.#field
             .get_or_init(|| #handle.bind(&#attributes))
-            .#method(__v)
+            .#record
     };
     checked_record(checked, m, p, call)
 }
