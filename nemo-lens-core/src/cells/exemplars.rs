@@ -16,7 +16,7 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::sync::{fence, AtomicU64, AtomicUsize, Ordering};
-use crate::exemplar::{Exemplar, ExemplarFilter, SpanIds, SpanOnce};
+use crate::exemplar::{self, Exemplar, ExemplarFilter, SpanIds, SpanOnce};
 
 /// The least time between two exemplars of one bucket's slot, or of a
 /// whole ring.
@@ -126,6 +126,7 @@ impl Exemplars {
     /// none, so a series without exemplars holds no storage for them.
     pub(crate) fn new(filter: ExemplarFilter, slots: usize) -> Option<Box<Self>> {
         filter.is_on().then(|| {
+            crate::exemplar::install_observer();
             Box::new(Exemplars {
                 filter,
                 slots: (0..slots.max(1)).map(|_| Slot::new()).collect(),
@@ -135,33 +136,53 @@ impl Exemplars {
         })
     }
 
-    /// Offers a record of `value` in bucket `index`, made in `span`.
+    /// Offers a record of `value` in bucket `index`, made in `span` (the
+    /// record call's, or `None`: the context's now).
     #[inline]
-    pub(crate) fn offer_at(&self, index: usize, value: f64, span: &SpanOnce) {
+    pub(crate) fn offer_at(&self, index: usize, value: f64, span: Option<&SpanOnce>) {
         // Only `always_on` and `trace_based` keep exemplars (see `new`).
-        if self.filter == ExemplarFilter::TraceBased && !span.is_sampled() {
+        // The usual record (`trace_based`, no span current) is decided here
+        // without a call, so the record that inlines this makes none but a
+        // tail call: a call here made every record keep its value and
+        // bucket in saved registers, 14 instructions, exemplar or not.
+        if self.filter == ExemplarFilter::TraceBased && surely_none(span) {
             return;
         }
-        self.offer_to_bucket(index, value, span.get());
+        self.offer_to_bucket(index, value, span);
     }
 
-    #[cold]
-    fn offer_to_bucket(&self, index: usize, value: f64, span: Option<SpanIds>) {
+    #[inline(never)]
+    pub(crate) fn offer_to_bucket(&self, index: usize, value: f64, span: Option<&SpanOnce>) {
+        let Some(span) = self.sampled(span) else {
+            return;
+        };
         let slot = &self.slots[index % self.slots.len()];
         slot.write(value, span, now(), MIN_GAP_NANOS);
     }
 
     /// Offers a record of `value`, made in `span`, to the ring.
     #[inline]
-    pub(crate) fn offer(&self, value: f64, span: &SpanOnce) {
-        if self.filter == ExemplarFilter::TraceBased && !span.is_sampled() {
+    pub(crate) fn offer(&self, value: f64, span: Option<&SpanOnce>) {
+        if self.filter == ExemplarFilter::TraceBased && surely_none(span) {
             return;
         }
-        self.offer_to_ring(value, span.get());
+        self.offer_to_ring(value, span);
     }
 
-    #[cold]
-    fn offer_to_ring(&self, value: f64, span: Option<SpanIds>) {
+    /// `Some(span)` if the filter keeps a record made in `span`.
+    fn sampled(&self, span: Option<&SpanOnce>) -> Option<Option<SpanIds>> {
+        let span = match span {
+            Some(span) => span.get(),
+            None => exemplar::current(),
+        };
+        (self.filter == ExemplarFilter::AlwaysOn || span.is_some()).then_some(span)
+    }
+
+    #[inline(never)]
+    fn offer_to_ring(&self, value: f64, span: Option<&SpanOnce>) {
+        let Some(span) = self.sampled(span) else {
+            return;
+        };
         let time = now();
         let last = self.last.load(Ordering::Relaxed);
         let gap = MIN_GAP_NANOS / self.slots.len() as u64;
@@ -185,6 +206,16 @@ impl Exemplars {
     }
 }
 
+/// Whether no sampled span is current, where that is known without a call:
+/// `span` read before, or this thread's context known to have no span.
+#[inline(always)]
+fn surely_none(span: Option<&SpanOnce>) -> bool {
+    match span {
+        Some(span) => span.surely_none(),
+        None => exemplar::no_span_current(),
+    }
+}
+
 #[cfg(all(test, not(nemo_lens_loom)))]
 mod tests {
     use super::*;
@@ -196,12 +227,12 @@ mod tests {
         let exemplars = Exemplars::new(ExemplarFilter::AlwaysOn, 3).unwrap();
         let span = SpanIds::from_raw(0xabc, 0x12);
         exemplar::in_span(Some(span), || {
-            exemplars.offer_at(0, 0.1, &SpanOnce::new());
+            exemplars.offer_to_bucket(0, 0.1, None);
             // Within the millisecond: the first is kept.
-            exemplars.offer_at(0, 0.15, &SpanOnce::new());
+            exemplars.offer_to_bucket(0, 0.15, None);
             std::thread::sleep(Duration::from_millis(2));
-            exemplars.offer_at(0, 0.2, &SpanOnce::new());
-            exemplars.offer_at(2, 7.0, &SpanOnce::new());
+            exemplars.offer_to_bucket(0, 0.2, None);
+            exemplars.offer_to_bucket(2, 7.0, None);
         });
         let held = exemplars.read();
         assert_eq!(held.len(), 2);
@@ -213,12 +244,10 @@ mod tests {
     #[test]
     fn trace_based_keeps_only_records_in_a_sampled_span() {
         let exemplars = Exemplars::new(ExemplarFilter::TraceBased, 4).unwrap();
-        exemplars.offer(1.0, &SpanOnce::new());
+        exemplars.offer(1.0, None);
         assert!(exemplars.read().is_empty());
-        exemplar::in_span(Some(SpanIds::from_raw(1, 2)), || {
-            exemplars.offer(2.0, &SpanOnce::new())
-        });
-        exemplars.offer(3.0, &SpanOnce::new());
+        exemplar::in_span(Some(SpanIds::from_raw(1, 2)), || exemplars.offer(2.0, None));
+        exemplars.offer(3.0, None);
         let held = exemplars.read();
         assert_eq!(held.len(), 1);
         assert_eq!(held[0].value, 2.0);
@@ -229,10 +258,10 @@ mod tests {
         let exemplars = Exemplars::new(ExemplarFilter::AlwaysOn, 3).unwrap();
         for i in 0..10 {
             std::thread::sleep(Duration::from_millis(1));
-            exemplars.offer(f64::from(i), &SpanOnce::new());
+            exemplars.offer(f64::from(i), None);
         }
         // Within the ring's gap (1 ms / 3 slots) a record is not kept.
-        exemplars.offer(10.0, &SpanOnce::new());
+        exemplars.offer(10.0, None);
         let values: Vec<f64> = exemplars.read().iter().map(|e| e.value).collect();
         let mut sorted = values.clone();
         sorted.sort_by(f64::total_cmp);
@@ -250,9 +279,7 @@ mod tests {
                     // Trace, span and value move together: a torn read would
                     // mix them.
                     let span = SpanIds::from_raw(u128::from(i) << 64 | u128::from(i), i);
-                    exemplar::in_span(Some(span), || {
-                        exemplars.offer_at(0, i as f64, &SpanOnce::new())
-                    });
+                    exemplar::in_span(Some(span), || exemplars.offer_to_bucket(0, i as f64, None));
                     // Past the slot's gap, so each is written.
                     std::thread::sleep(Duration::from_micros(1_050));
                 }

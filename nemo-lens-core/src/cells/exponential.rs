@@ -393,7 +393,7 @@ impl<T: CellValue> ExponentialHistogram<T> {
         // benchmark compares against), a record has no exemplar code at all.
         #[cfg(not(nemo_lens_no_exemplars))]
         if let Some(exemplars) = &self.exemplars {
-            exemplars.offer(value.to_f64(), span.unwrap_or(&SpanOnce::new()));
+            exemplars.offer(value.to_f64(), span);
         }
         #[cfg(nemo_lens_no_exemplars)]
         let _ = span;

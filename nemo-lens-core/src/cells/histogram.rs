@@ -219,23 +219,32 @@ impl<T: CellValue> Histogram<T> {
     /// `span`'s, or the context's now.
     #[inline]
     fn record_spanned(&self, value: T, span: Option<&SpanOnce>) {
-        let as_f64 = value.to_f64();
-        let bucket = bucket_of(&self.bounds, as_f64);
+        let bucket = bucket_of(&self.bounds, value.to_f64());
         let me = owner::id();
         if self.owner.is(me) {
             self.base.write(bucket, value);
+            self.written(bucket, value, span);
         } else {
-            self.record_elsewhere(me, bucket, value);
+            // Whole, exemplar included, so that no path keeps the value
+            // across a call: that made every record save it (and registers
+            // beside), exemplar or not.
+            self.record_elsewhere(me, bucket, value, span);
         }
+    }
+
+    /// What follows a write: the series marked touched, the exemplar
+    /// offered.
+    #[inline(always)]
+    fn written(&self, bucket: usize, value: T, span: Option<&SpanOnce>) {
         touch(&self.touched);
         // Built with `--cfg nemo_lens_no_exemplars` (what the exemplar
         // benchmark compares against), a record has no exemplar code at all.
         #[cfg(not(nemo_lens_no_exemplars))]
         if let Some(exemplars) = &self.exemplars {
-            exemplars.offer_at(bucket, as_f64, span.unwrap_or(&SpanOnce::new()));
+            exemplars.offer_at(bucket, value.to_f64(), span);
         }
         #[cfg(nemo_lens_no_exemplars)]
-        let _ = span;
+        let _ = (bucket, span);
     }
 
     /// The exemplars held, oldest first: at most one per bucket, the
@@ -262,7 +271,7 @@ impl<T: CellValue> Histogram<T> {
     /// by any other thread than the first to record).
     #[cfg(test)]
     pub(super) fn record_contended(&self, bucket: usize, value: T) {
-        self.record_elsewhere(owner::id(), bucket, value);
+        self.record_elsewhere(owner::id(), bucket, value, None);
     }
 
     /// A record into the commons, as a thread that finds no stripe of its
@@ -279,7 +288,7 @@ impl<T: CellValue> Histogram<T> {
     /// Records into a stripe thread `me` owns or claims (it tries a few,
     /// starting from one its number picks), else the commons.
     #[inline(never)]
-    fn record_elsewhere(&self, me: u32, bucket: usize, value: T) {
+    fn record_elsewhere(&self, me: u32, bucket: usize, value: T, span: Option<&SpanOnce>) {
         let table = match self.stripes.table() {
             Some(table) => table,
             None => self.stripes.inflate(),
@@ -287,13 +296,19 @@ impl<T: CellValue> Histogram<T> {
         let buckets = self.bounds.len() + 1;
         let fresh = || Cell::new::<T>(buckets);
         let mut probe = me.wrapping_mul(GOLDEN);
+        let mut owned = None;
         for _ in 0..ATTEMPTS {
             if table.owned_by(probe, me) {
-                return table.cell(probe, fresh).write(bucket, value);
+                owned = Some(probe);
+                break;
             }
             probe = probe.wrapping_add(1);
         }
-        table.commons(fresh).record_locked(bucket, value);
+        match owned {
+            Some(stripe) => table.cell(stripe, fresh).write(bucket, value),
+            None => table.commons(fresh).record_locked(bucket, value),
+        }
+        self.written(bucket, value, span);
     }
 
     /// Everything recorded so far. A record running meanwhile may be in the

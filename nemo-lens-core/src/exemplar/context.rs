@@ -57,23 +57,75 @@ impl std::fmt::Debug for SpanIds {
 }
 
 thread_local! {
-    /// Whether [`in_span`] names the span on this thread: a flag of its
-    /// own, so the usual record (nothing named) reads one byte.
-    static NAMING: Cell<bool> = const { Cell::new(false) };
+    /// What this thread knows of the span its records belong to, in one
+    /// byte so that the usual record (no span current, nothing named) reads
+    /// nothing else: whether [`in_span`] names one ([`NAMING`]) and what the
+    /// context observer last saw attached ([`CONTEXT_UNKNOWN`],
+    /// [`CONTEXT_NO_SPAN`], [`CONTEXT_SPAN`]).
+    static STATE: Cell<u8> = const { Cell::new(CONTEXT_UNKNOWN) };
     /// The span named, or no sampled span at all.
     static NAMED: Cell<Option<SpanIds>> = const { Cell::new(None) };
 }
 
+/// Whether the current context has a span is not known on this thread:
+/// read it (no observer, or none seen here yet).
+const CONTEXT_UNKNOWN: u8 = 0;
+/// The current context has no span: nothing to read.
+const CONTEXT_NO_SPAN: u8 = 1;
+/// The current context has a span: read whether it is sampled.
+const CONTEXT_SPAN: u8 = 2;
+/// The two bits above.
+const CONTEXT: u8 = 3;
+/// [`in_span`] names the span.
+const NAMING: u8 = 4;
+
+/// What the observer saw attached on this thread: a context with a span
+/// or without.
+#[inline]
+pub(super) fn context_attached(has_span: bool) {
+    let known = if has_span {
+        CONTEXT_SPAN
+    } else {
+        CONTEXT_NO_SPAN
+    };
+    STATE.with(|state| state.set((state.get() & NAMING) | known));
+}
+
+/// Whether this thread's context is known to have no span and none is
+/// named: one byte, no call (false where it is not known).
+#[inline(always)]
+pub(crate) fn no_span_current() -> bool {
+    STATE.with(Cell::get) == CONTEXT_NO_SPAN
+}
+
 /// The sampled span a record made now belongs to: the one [`in_span`] or
-/// [`in_context`] names, else the current OpenTelemetry context's (about a
-/// nanosecond: a thread-local read, no lock, no clone).
+/// [`in_context`] names, else the current OpenTelemetry context's.
+///
+/// With the context observer (the `span-observer` feature, on by default)
+/// a thread whose context has no span answers from one thread-local byte;
+/// otherwise this reads the context (about a nanosecond: a thread-local
+/// read, no lock, no clone).
 #[inline]
 pub fn current() -> Option<SpanIds> {
-    if NAMING.with(Cell::get) {
+    let state = STATE.with(Cell::get);
+    if state == CONTEXT_NO_SPAN {
+        return None;
+    }
+    if state & NAMING != 0 {
         return NAMED.with(Cell::get);
     }
+    from_context(state)
+}
+
+fn from_context(state: u8) -> Option<SpanIds> {
     Context::map_current(|cx| {
-        if cx.has_active_span() {
+        let has_span = cx.has_active_span();
+        // Learnt once per thread: from here on the observer tells every
+        // change (it sees each attach and detach on every thread).
+        if state == CONTEXT_UNKNOWN && super::observer::watching() {
+            context_attached(has_span);
+        }
+        if has_span {
             SpanIds::sampled_in(cx)
         } else {
             None
@@ -136,10 +188,14 @@ impl SpanOnce {
         (self.read() == SAMPLED).then(|| unsafe { self.span.get().assume_init() })
     }
 
-    /// Whether a sampled span is current, read on the first call only.
-    #[inline]
-    pub(crate) fn is_sampled(&self) -> bool {
-        self.read() == SAMPLED
+    /// Whether no sampled span is current, answered only where that takes
+    /// no call: read before, or this thread's context known to have no span.
+    #[inline(always)]
+    pub(crate) fn surely_none(&self) -> bool {
+        match self.state.get() {
+            UNREAD => no_span_current(),
+            state => state == NO_SPAN,
+        }
     }
 
     #[inline]
@@ -165,16 +221,17 @@ impl SpanOnce {
 /// the request's span: a completion callback, a streaming task, a
 /// measurement taken after the span ended.
 pub fn in_span<R>(span: Option<SpanIds>, f: impl FnOnce() -> R) -> R {
-    /// What was named before, put back however `f` ends.
-    struct Restore(bool, Option<SpanIds>);
+    /// What was named before, put back however `f` ends; only the naming
+    /// bit, since the context's may have changed in `f`.
+    struct Restore(u8, Option<SpanIds>);
     impl Drop for Restore {
         fn drop(&mut self) {
-            NAMING.with(|naming| naming.set(self.0));
+            STATE.with(|state| state.set((state.get() & CONTEXT) | self.0));
             NAMED.with(|named| named.set(self.1));
         }
     }
     let _restore = Restore(
-        NAMING.with(|naming| naming.replace(true)),
+        STATE.with(|state| state.replace(state.get() | NAMING)) & NAMING,
         NAMED.with(|named| named.replace(span)),
     );
     f()
@@ -296,5 +353,71 @@ mod tests {
             format!("{:?}", other),
             format!("SpanIds({:032x}/{:016x})", 7, 9)
         );
+    }
+
+    /// What the observer keeps, checked on a thread of its own (a fresh
+    /// byte) with and without the observer installed.
+    fn the_state_follows_attaches_and_detaches() {
+        let (sampled, ids) = context(true);
+        let (unsampled, _) = context(false);
+        assert_eq!(current(), None);
+        {
+            let _outer = sampled.clone().attach();
+            assert_eq!(current(), Some(ids));
+            {
+                let _inner = Context::new().attach();
+                assert_eq!(current(), None);
+                let _unsampled = unsampled.attach();
+                assert_eq!(current(), None);
+            }
+            assert_eq!(current(), Some(ids));
+        }
+        assert_eq!(current(), None);
+        // A guard that outlives `in_span` (attached inside it): restoring
+        // the name must not restore what was known of the context then.
+        let guard = in_span(None, || {
+            let guard = sampled.clone().attach();
+            assert_eq!(current(), None);
+            guard
+        });
+        assert_eq!(current(), Some(ids));
+        drop(guard);
+        assert_eq!(current(), None);
+        // Out of order: the inner guard dropped first leaves the outer
+        // context current until the outer one goes.
+        let outer = sampled.clone().attach();
+        let inner = Context::new().attach();
+        drop(outer);
+        assert_eq!(current(), None);
+        drop(inner);
+        assert_eq!(current(), None);
+    }
+
+    #[test]
+    fn records_find_the_span_whether_or_not_contexts_are_observed() {
+        std::thread::spawn(the_state_follows_attaches_and_detaches)
+            .join()
+            .unwrap();
+        #[cfg(feature = "span-observer")]
+        {
+            assert!(super::super::SpanObserver::install());
+            std::thread::spawn(the_state_follows_attaches_and_detaches)
+                .join()
+                .unwrap();
+            // A span attached before this thread's state was learnt (as on
+            // a thread that attached before the observer was installed).
+            std::thread::spawn(|| {
+                let (sampled, ids) = context(true);
+                let _attached = sampled.attach();
+                STATE.with(|state| state.set(CONTEXT_UNKNOWN));
+                assert_eq!(current(), Some(ids));
+                assert_eq!(STATE.with(Cell::get), CONTEXT_SPAN);
+                drop(_attached);
+                assert_eq!(STATE.with(Cell::get), CONTEXT_NO_SPAN);
+                assert_eq!(current(), None);
+            })
+            .join()
+            .unwrap();
+        }
     }
 }

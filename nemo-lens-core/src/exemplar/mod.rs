@@ -11,7 +11,9 @@
 //!
 //! The span is read from the current OpenTelemetry
 //! [`Context`](opentelemetry::Context) at the moment of the record, which
-//! costs about a nanosecond. `tracing` users get it through
+//! costs about a nanosecond; where no span is current, with the
+//! `span-observer` feature (on by default), a thread-local byte kept by
+//! `SpanObserver` says so instead. `tracing` users get it through
 //! `tracing-opentelemetry` (0.34 activates each entered span's context, on by
 //! default). A record made outside the request's span, in a callback or a
 //! streaming task, can name the span with [`in_context`] or [`in_span`]; a
@@ -32,9 +34,14 @@
 
 mod context;
 mod filter;
+mod observer;
 
+pub(crate) use context::no_span_current;
 pub use context::{current, in_context, in_span, Captured, SpanIds, SpanOnce};
 pub use filter::{ExemplarFilter, OTEL_METRICS_EXEMPLAR_FILTER};
+pub(crate) use observer::install as install_observer;
+#[cfg(feature = "span-observer")]
+pub use observer::SpanObserver;
 
 use std::time::SystemTime;
 

@@ -155,6 +155,11 @@ fn the_current_context_or_one_given_names_the_span() {
         true,
         TraceState::default(),
     );
+    // Outside any span: this thread learns that none is current, and from
+    // here on the context observer (installed with the first histogram
+    // that keeps exemplars) tells it of each attach and detach.
+    histogram.record(0.5, &[]);
+    assert!(exemplar::SpanObserver::install());
     {
         let _current = Context::new().with_remote_span_context(unsampled).attach();
         histogram.record(1.0, &[]);
@@ -166,11 +171,13 @@ fn the_current_context_or_one_given_names_the_span() {
             .attach();
         histogram.record(2.0, &[]);
     }
+    histogram.record(0.7, &[]);
     // A context passed explicitly, for a record outside the span.
     let cx = Context::new().with_remote_span_context(sampled);
     exemplar::in_context(&cx, || histogram.record(3.0, &[]));
     let held = capture.exemplars("latency", &[]);
     assert_eq!(held.len(), 2, "{held:?}");
+    assert_eq!((held[0].value, held[1].value), (2.0, 3.0));
     assert!(held.iter().all(|e| e.span == Some(ids)));
     assert_eq!(
         held[1].trace_id_hex().unwrap(),
