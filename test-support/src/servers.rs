@@ -44,6 +44,22 @@ pub fn free_port() -> u16 {
         .port()
 }
 
+/// A port of 127.0.0.1 free now with the next `count - 1` free too: the
+/// base of a run of ports one per local rank (`base + local rank`), where
+/// a base from [`free_port`] alone may have its neighbour taken.
+pub fn free_ports_in_a_row(count: u16) -> u16 {
+    for _ in 0..50 {
+        let base = free_port();
+        if base > u16::MAX - count {
+            continue;
+        }
+        if (0..count).all(|i| TcpListener::bind(("127.0.0.1", base + i)).is_ok()) {
+            return base;
+        }
+    }
+    panic!("no {count} free ports in a row on 127.0.0.1");
+}
+
 /// The body of `GET path` on `127.0.0.1:port`, or `None` if nothing answers.
 /// HTTP/1.0 so the body is neither chunked nor kept alive.
 pub fn http_get(port: u16, path: &str) -> Option<String> {

@@ -17,7 +17,6 @@
 //! 127.0.0.1; every wait is bounded.
 
 use std::collections::BTreeSet;
-use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -248,26 +247,10 @@ fn four_slurm_tasks_export_one_run_over_otlp_through_rotel() {
     assert_eq!(ranks, expected);
 }
 
-/// A base port with the next `RANKS - 1` free too.
-fn free_ports_in_a_row() -> u16 {
-    for _ in 0..50 {
-        let base = free_port();
-        if base > u16::MAX - RANKS as u16 {
-            continue;
-        }
-        let all_free =
-            (0..RANKS as u16).all(|i| TcpListener::bind(("127.0.0.1", base + i)).is_ok());
-        if all_free {
-            return base;
-        }
-    }
-    panic!("no {RANKS} free ports in a row on 127.0.0.1");
-}
-
 #[test]
 #[ignore = "needs the demo and Prometheus: scripts/e2e.sh"]
 fn four_ranks_on_one_host_serve_a_port_each_and_prometheus_scrapes_them_all() {
-    let base = free_ports_in_a_row();
+    let base = servers::free_ports_in_a_row(RANKS as u16);
     let prometheus = [
         ("NEMO_LENS_EXPORTER", "prometheus".to_owned()),
         ("NEMO_LENS_EXPORT_STRATEGY", "all_ranks".to_owned()),

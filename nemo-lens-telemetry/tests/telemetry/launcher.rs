@@ -154,22 +154,32 @@ fn first_rank_per_node_reads_the_slurm_local_id_and_names_it() {
 #[test]
 fn each_local_rank_serves_its_own_port_when_asked() {
     let _serial = serial();
-    let base = crate::support::servers::free_port();
-    let port = base.to_string();
-    let prometheus = config(&[
-        ("NEMO_LENS_EXPORTER", "prometheus"),
-        ("OTEL_EXPORTER_PROMETHEUS_PORT", port.as_str()),
-        ("NEMO_LENS_PROMETHEUS_PORT_PER_LOCAL_RANK", "true"),
-    ]);
     let env = [
         ("RANK", "1"),
         ("WORLD_SIZE", "2"),
         ("LOCAL_RANK", "1"),
         ("TORCHELASTIC_RUN_ID", "ports"),
     ];
-    let handle = options(&env).setup_from_launcher(&prometheus).unwrap();
-    assert_eq!(handle.prometheus_addr().unwrap().port(), base + 1);
-    handle.shutdown().unwrap();
+    // Local rank 1 serves on the base port + 1, which the tests running
+    // beside this one may take between the check and the bind: a few tries.
+    for attempt in 1..=3 {
+        let base = crate::support::servers::free_ports_in_a_row(2);
+        let port = base.to_string();
+        let prometheus = config(&[
+            ("NEMO_LENS_EXPORTER", "prometheus"),
+            ("OTEL_EXPORTER_PROMETHEUS_PORT", port.as_str()),
+            ("NEMO_LENS_PROMETHEUS_PORT_PER_LOCAL_RANK", "true"),
+        ]);
+        match options(&env).setup_from_launcher(&prometheus) {
+            Ok(handle) => {
+                assert_eq!(handle.prometheus_addr().unwrap().port(), base + 1);
+                handle.shutdown().unwrap();
+                return;
+            }
+            Err(error) if attempt < 3 && error.to_string().contains("the port is in use") => {}
+            Err(error) => panic!("{error}"),
+        }
+    }
 }
 
 #[test]
