@@ -7,6 +7,7 @@ use std::sync::Arc;
 #[cfg(not(nemo_lens_no_exemplars))]
 use super::exemplars::Exemplars;
 use super::owner::{self, Owner};
+use super::probe::GOLDEN;
 use super::stripes::{Padded, Stripes};
 use super::sum::{touch, ATTEMPTS};
 use super::sync::{spin_wait, AtomicBool, AtomicU64, Ordering};
@@ -30,8 +31,11 @@ const FIRST_BUCKET: usize = 4;
 /// with plain loads and stores: its owner thread's (the series' first cell
 /// belongs to the first thread that records, a stripe to the first that
 /// lands on it), or, in the commons, whichever thread holds its lock.
-/// Readers never take part: they read the words as they are, a record's
-/// bucket (released last) bringing its sum and extremes with it.
+/// Readers only read the words as they are, a record's bucket (released
+/// last) bringing its sum and extremes with it; the one word a reader
+/// writes is an extreme it resets (a delta reader's next interval): a
+/// record racing that reset may leave its value as the extreme of either
+/// interval, or, having read the old extreme first, of neither.
 struct Cell {
     lines: Box<[Padded<[AtomicU64; WORDS_PER_LINE]>]>,
 }
@@ -90,9 +94,6 @@ impl Cell {
         count.store(count.load(Ordering::Relaxed) + 1, Ordering::Release);
     }
 }
-
-/// Spreads thread numbers over the stripes (Fibonacci hashing).
-const GOLDEN: u32 = 0x9e37_79b9;
 
 /// Bounds up to which [`bucket_of`] counts instead of searching.
 const LINEAR_BOUNDS: usize = 32;

@@ -26,7 +26,7 @@
 //!
 //! | cell | one thread | more threads add (at most `s` stripes) |
 //! |---|---|---|
-//! | [`Sum`] (counters, up-down counters) | 64 bytes, a cache line of its own | on contention, 128 bytes a stripe, plus a table of `8·s` bytes once |
+//! | [`Sum`] (counters, up-down counters) | 64 bytes, a cache line of its own | on contention, 128 bytes a stripe, plus a table of `12·s + 8` bytes once (pointers, owners, the commons) |
 //! | [`LastValue`] (gauges) | 64 bytes | never striped: a write that changes nothing is skipped, and the last write wins |
 //! | [`Histogram`] (explicit buckets) | 56 bytes and `128·⌈w/16⌉` (256 for the GenAI duration buckets) | `128 + 128·⌈w/16⌉` bytes for each other thread that records (its stripe; the commons past `s`), plus the table |
 //! | [`ExponentialHistogram`] | 256 bytes and 8 per bucket in use (at most 160 a side) | on contention, 128 bytes and 8 per bucket in use a stripe, plus the table |

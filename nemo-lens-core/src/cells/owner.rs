@@ -53,9 +53,14 @@ mod numbers {
             return NOBODY;
         }
         let reused = FREE.lock().unwrap_or_else(PoisonError::into_inner).pop();
-        let id = reused.unwrap_or_else(|| NEXT.fetch_add(1, Ordering::Relaxed));
-        // Past four billion threads at once, no more owners.
-        let id = if id == NOBODY { NOBODY } else { id };
+        // Past four billion numbers held at once, no more owners: the count
+        // stops at NOBODY rather than wrap to numbers live threads hold.
+        let id = reused.unwrap_or_else(|| {
+            NEXT.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                (n < NOBODY).then_some(n + 1)
+            })
+            .unwrap_or(NOBODY)
+        });
         ID.with(|cell| cell.set(id));
         id
     }

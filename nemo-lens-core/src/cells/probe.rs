@@ -4,7 +4,7 @@
 use std::cell::Cell;
 
 /// Spreads thread numbers over the probe space (Fibonacci hashing).
-const GOLDEN: u32 = 0x9e37_79b9;
+pub(super) const GOLDEN: u32 = 0x9e37_79b9;
 
 #[cfg(not(nemo_lens_loom))]
 std::thread_local! {

@@ -193,7 +193,15 @@ impl SpanOnce {
     #[inline(always)]
     pub(crate) fn surely_none(&self) -> bool {
         match self.state.get() {
-            UNREAD => no_span_current(),
+            UNREAD => {
+                let none = no_span_current();
+                if none {
+                    // The record call's other histograms read this, not
+                    // the thread-local.
+                    self.state.set(NO_SPAN);
+                }
+                none
+            }
             state => state == NO_SPAN,
         }
     }
