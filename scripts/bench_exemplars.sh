@@ -36,7 +36,7 @@ for r in range(rounds):
         off, on = a[level]
         ref = statistics.mean(b[level])  # compiled out: the two filters are the same code
         ratios.setdefault(level, []).append((off / ref, on / ref))
-        print(f"exemplars: {level} run {r + 1}: always_off {off:.2} ns, trace_based (no span) {on:.2} ns, compiled out {ref:.2} ns")
+        print(f"exemplars: {level} run {r + 1}: always_off {off:.2f} ns, trace_based (no span) {on:.2f} ns, compiled out {ref:.2f} ns")
 for level, rs in ratios.items():
     off = statistics.median(x for x, _ in rs)
     on = statistics.median(y for _, y in rs)

@@ -133,7 +133,6 @@ const _: () = {
                     .as_ref()
                     .and_then(::nemo_lens::__private::AttributeValue::key_part),
             ];
-            let __span = ::nemo_lens::__private::SpanOnce::new();
             let __recorded = set
                 .__bound
                 .with(
@@ -156,7 +155,7 @@ const _: () = {
                                                     ),
                                                 )
                                         })
-                                        .record_in(__v, &__span)
+                                        .record(__v)
                                 }
                                 ::nemo_lens::__private::Err(__why) => {
                                     set.__warnings

@@ -143,7 +143,6 @@ const _: () = {
                         ),
                     ),
             ];
-            let __span = ::nemo_lens::__private::SpanOnce::new();
             let __recorded = set
                 .__bound
                 .with(
@@ -166,7 +165,7 @@ const _: () = {
                                                         ),
                                                     )
                                             })
-                                            .record_in(__v, &__span)
+                                            .record(__v)
                                     }
                                     ::nemo_lens::__private::Err(__why) => {
                                         set.__warnings

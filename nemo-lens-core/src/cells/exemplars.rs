@@ -136,6 +136,11 @@ impl Exemplars {
         })
     }
 
+    /// Which records it keeps.
+    pub(crate) fn filter(&self) -> ExemplarFilter {
+        self.filter
+    }
+
     /// Offers a record of `value` in bucket `index`, made in `span` (the
     /// record call's, or `None`: the context's now).
     #[inline]

@@ -377,8 +377,11 @@ impl<T: CellValue> ExponentialHistogram<T> {
     }
 
     /// A record, and the span read for it if the series keeps exemplars:
-    /// `span`'s, or the context's now.
-    #[inline]
+    /// `span`'s, or the context's now. Not inlined: beside its lock a call
+    /// is little, and inlined where a set's records dispatch between the
+    /// two kinds of histogram, its exemplar's call made the explicit one's
+    /// record save a register more.
+    #[inline(never)]
     fn record_spanned(&self, value: T, span: Option<&SpanOnce>) {
         match self.stripes.table() {
             None => match self.base.try_lock() {

@@ -218,26 +218,34 @@ impl<T: CellValue> Histogram<T> {
 
     /// A record, and the span read for it if the series keeps exemplars:
     /// `span`'s, or the context's now.
+    ///
+    /// The usual record (this thread owns the first cell, and either no
+    /// span can be current here or the series keeps no exemplars) is told
+    /// by one compare of the thread's word with the owner word: see
+    /// [`owner`]. Everything else goes the long way.
     #[inline]
     fn record_spanned(&self, value: T, span: Option<&SpanOnce>) {
         let bucket = bucket_of(&self.bounds, value.to_f64());
-        let me = owner::id();
-        if self.owner.is(me) {
+        let word = owner::word();
+        if self.owner.is_plainly(word) {
             self.base.write(bucket, value);
-            self.written(bucket, value, span);
+            touch(&self.touched);
+            if !owner::FLAGGED {
+                // Thread words without flags: the exemplar is this record's
+                // to check.
+                self.offer(bucket, value, span);
+            }
         } else {
             // Whole, exemplar included, so that no path keeps the value
             // across a call: that made every record save it (and registers
             // beside), exemplar or not.
-            self.record_elsewhere(me, bucket, value, span);
+            self.record_long_way(word, bucket, value, span);
         }
     }
 
-    /// What follows a write: the series marked touched, the exemplar
-    /// offered.
+    /// Offers the exemplar of a record, where the series keeps them.
     #[inline(always)]
-    fn written(&self, bucket: usize, value: T, span: Option<&SpanOnce>) {
-        touch(&self.touched);
+    fn offer(&self, bucket: usize, value: T, span: Option<&SpanOnce>) {
         // Built with `--cfg nemo_lens_no_exemplars` (what the exemplar
         // benchmark compares against), a record has no exemplar code at all.
         #[cfg(not(nemo_lens_no_exemplars))]
@@ -245,7 +253,22 @@ impl<T: CellValue> Histogram<T> {
             exemplars.offer_at(bucket, value.to_f64(), span);
         }
         #[cfg(nemo_lens_no_exemplars)]
-        let _ = (bucket, span);
+        let _ = (bucket, value, span);
+    }
+
+    /// The flags this series' owner word carries: [`owner::ALWAYS`] where
+    /// every record keeps an exemplar.
+    fn owner_flags(&self) -> u32 {
+        #[cfg(not(nemo_lens_no_exemplars))]
+        if owner::FLAGGED
+            && self
+                .exemplars
+                .as_ref()
+                .is_some_and(|e| e.filter() == ExemplarFilter::AlwaysOn)
+        {
+            return owner::ALWAYS;
+        }
+        0
     }
 
     /// The exemplars held, oldest first: at most one per bucket, the
@@ -272,7 +295,9 @@ impl<T: CellValue> Histogram<T> {
     /// by any other thread than the first to record).
     #[cfg(test)]
     pub(super) fn record_contended(&self, bucket: usize, value: T) {
-        self.record_elsewhere(owner::id(), bucket, value, None);
+        self.record_in_stripes(owner::id(), bucket, value);
+        touch(&self.touched);
+        self.offer(bucket, value, None);
     }
 
     /// A record into the commons, as a thread that finds no stripe of its
@@ -286,10 +311,28 @@ impl<T: CellValue> Histogram<T> {
             .record_locked(bucket, value);
     }
 
+    /// A record the owner's compare did not settle: by another thread, by
+    /// the owner while a span may be current, into a series that keeps
+    /// every exemplar, or this thread's first.
+    #[inline(never)]
+    fn record_long_way(&self, word: u32, bucket: usize, value: T, span: Option<&SpanOnce>) {
+        if owner::FLAGGED {
+            crate::exemplar::learn_context();
+        }
+        let me = owner::number(word);
+        if self.owner.is(me, || self.owner_flags()) {
+            self.base.write(bucket, value);
+        } else {
+            self.record_in_stripes(me, bucket, value);
+        }
+        touch(&self.touched);
+        self.offer(bucket, value, span);
+    }
+
     /// Records into a stripe thread `me` owns or claims (it tries a few,
     /// starting from one its number picks), else the commons.
-    #[inline(never)]
-    fn record_elsewhere(&self, me: u32, bucket: usize, value: T, span: Option<&SpanOnce>) {
+    #[inline]
+    fn record_in_stripes(&self, me: u32, bucket: usize, value: T) {
         let table = match self.stripes.table() {
             Some(table) => table,
             None => self.stripes.inflate(),
@@ -309,7 +352,6 @@ impl<T: CellValue> Histogram<T> {
             Some(stripe) => table.cell(stripe, fresh).write(bucket, value),
             None => table.commons(fresh).record_locked(bucket, value),
         }
-        self.written(bucket, value, span);
     }
 
     /// Everything recorded so far. A record running meanwhile may be in the

@@ -44,7 +44,7 @@ mod exemplars;
 mod exponential;
 mod histogram;
 mod last_value;
-mod owner;
+pub(crate) mod owner;
 mod probe;
 mod stripes;
 mod sum;
@@ -53,6 +53,8 @@ mod value;
 
 #[cfg(all(test, nemo_lens_loom))]
 mod loom_tests;
+#[cfg(all(test, not(nemo_lens_loom), not(nemo_lens_no_exemplars)))]
+mod span_tests;
 #[cfg(all(test, not(nemo_lens_loom)))]
 mod tests;
 

@@ -65,7 +65,7 @@ impl<C> Table<C> {
     /// nobody does.
     #[inline]
     pub(crate) fn owned_by(&self, probe: u32, me: u32) -> bool {
-        self.owners[probe as usize & (self.owners.len() - 1)].is(me)
+        self.owners[probe as usize & (self.owners.len() - 1)].is(me, || 0)
     }
 
     /// The commons, made with `make` on first use.

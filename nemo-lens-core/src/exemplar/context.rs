@@ -7,6 +7,8 @@ use std::mem::MaybeUninit;
 use opentelemetry::trace::{SpanId, TraceContextExt, TraceId};
 use opentelemetry::Context;
 
+use crate::cells::owner;
+
 /// A span's trace id and span id: what an exemplar links to.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct SpanIds {
@@ -79,6 +81,15 @@ const CONTEXT: u8 = 3;
 /// [`in_span`] names the span.
 const NAMING: u8 = 4;
 
+/// Sets what this thread knows, and the thread word's flag that sends a
+/// histogram record the long way unless no span can be current (see
+/// `cells::owner`): the one place either is written.
+#[inline]
+fn set_state(state: u8) {
+    STATE.with(|cell| cell.set(state));
+    owner::look(state != CONTEXT_NO_SPAN);
+}
+
 /// What the observer saw attached on this thread: a context with a span
 /// or without.
 #[inline]
@@ -88,7 +99,30 @@ pub(super) fn context_attached(has_span: bool) {
     } else {
         CONTEXT_NO_SPAN
     };
-    STATE.with(|state| state.set((state.get() & NAMING) | known));
+    set_state((STATE.with(Cell::get) & NAMING) | known);
+}
+
+/// Learns whether this thread's context has a span if nothing has told it
+/// yet, installing the observer first (a histogram record that is not its
+/// owner's plain one calls this): from then on the observer keeps it. Where
+/// another observer is the process's, the thread stays unknowing and its
+/// records keep looking.
+#[inline]
+pub(crate) fn learn_context() {
+    if STATE.with(Cell::get) != CONTEXT_UNKNOWN {
+        return;
+    }
+    learn_slowly();
+}
+
+#[cold]
+fn learn_slowly() {
+    super::observer::install();
+    if super::observer::watching() {
+        Context::map_current(|cx| context_attached(cx.has_active_span()));
+    } else {
+        owner::look(true);
+    }
 }
 
 /// Whether this thread's context is known to have no span and none is
@@ -234,14 +268,13 @@ pub fn in_span<R>(span: Option<SpanIds>, f: impl FnOnce() -> R) -> R {
     struct Restore(u8, Option<SpanIds>);
     impl Drop for Restore {
         fn drop(&mut self) {
-            STATE.with(|state| state.set((state.get() & CONTEXT) | self.0));
+            set_state((STATE.with(Cell::get) & CONTEXT) | self.0);
             NAMED.with(|named| named.set(self.1));
         }
     }
-    let _restore = Restore(
-        STATE.with(|state| state.replace(state.get() | NAMING)) & NAMING,
-        NAMED.with(|named| named.replace(span)),
-    );
+    let state = STATE.with(Cell::get);
+    let _restore = Restore(state & NAMING, NAMED.with(|named| named.replace(span)));
+    set_state(state | NAMING);
     f()
 }
 
@@ -417,7 +450,7 @@ mod tests {
             std::thread::spawn(|| {
                 let (sampled, ids) = context(true);
                 let _attached = sampled.attach();
-                STATE.with(|state| state.set(CONTEXT_UNKNOWN));
+                set_state(CONTEXT_UNKNOWN);
                 assert_eq!(current(), Some(ids));
                 assert_eq!(STATE.with(Cell::get), CONTEXT_SPAN);
                 drop(_attached);

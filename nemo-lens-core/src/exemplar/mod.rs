@@ -36,8 +36,8 @@ mod context;
 mod filter;
 mod observer;
 
-pub(crate) use context::no_span_current;
 pub use context::{current, in_context, in_span, Captured, SpanIds, SpanOnce};
+pub(crate) use context::{learn_context, no_span_current};
 pub use filter::{ExemplarFilter, OTEL_METRICS_EXEMPLAR_FILTER};
 pub(crate) use observer::install as install_observer;
 #[cfg(feature = "span-observer")]

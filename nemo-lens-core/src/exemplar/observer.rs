@@ -1,15 +1,17 @@
 //! Whether a span is current, kept per thread as contexts are attached and
 //! detached, so that a record made with no span current (the common case
-//! under `trace_based`) reads one thread-local byte instead of the
-//! OpenTelemetry context.
+//! under `trace_based`) reads nothing of the OpenTelemetry context: a
+//! histogram's owner thread then records with no exemplar code at all (see
+//! `cells::owner`, whose thread word carries the flag this keeps).
 //!
 //! OpenTelemetry calls one process-wide [`ContextObserver`] on every attach
 //! and detach (its `experimental_context_observer` feature, which the
 //! `span-observer` feature switches on). nemo-lens installs [`SpanObserver`]
-//! when the first histogram that keeps exemplars is made. A process that
-//! installs an observer of its own keeps it: records then read the context,
-//! as they do without the feature, unless that observer forwards to
-//! [`SpanObserver`] (see [`SpanObserver::forwarded`]).
+//! when the first histogram that keeps exemplars is made or a thread first
+//! records into a histogram, whichever comes first. A process that
+//! installs an observer of its own first keeps it: its histogram records
+//! then take the long way (a call each) and read the context, unless that
+//! observer forwards to [`SpanObserver`] (see [`SpanObserver::forwarded`]).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -99,8 +101,9 @@ mod with_observer {
         /// Installs it as the process's context observer unless one is
         /// installed already, and says whether it is the process's (then
         /// records made where no span is current skip the context read).
-        /// What making the first histogram that keeps exemplars does;
-        /// cheap after the first call.
+        /// What making the first histogram that keeps exemplars, or a
+        /// thread's first histogram record, does; cheap after the first
+        /// call.
         pub fn install() -> bool {
             static INSTALLED: OnceLock<bool> = OnceLock::new();
             *INSTALLED.get_or_init(|| {
@@ -141,7 +144,8 @@ mod with_observer {
 }
 
 /// Installs the observer where the feature provides one: what making a
-/// histogram that keeps exemplars does.
+/// histogram that keeps exemplars, or a thread's first histogram record,
+/// does.
 #[inline]
 pub(crate) fn install() {
     #[cfg(feature = "span-observer")]

@@ -119,18 +119,25 @@ pub(super) fn record_with(checked: &Checked, names: &Names) -> TokenStream {
     }
 }
 
-/// `__span`, the record call's span for exemplars, when a measure records
-/// into a histogram.
+/// `__span`, the record call's span for exemplars, when measures record
+/// into two histograms or more: they share one read. A lone histogram
+/// reads it itself, only where a span may be current (a shared one would
+/// cost every record its store, span or not).
 fn span(checked: &Checked, p: &TokenStream) -> TokenStream {
-    let histograms = checked
-        .measures
-        .iter()
-        .any(|m| checked.instrument_of(m).kind == InstrumentKind::Histogram);
-    if histograms {
+    if shares_span(checked) {
         quote!(let __span = #p::SpanOnce::new();)
     } else {
         TokenStream::new()
     }
+}
+
+fn shares_span(checked: &Checked) -> bool {
+    let histograms = checked
+        .measures
+        .iter()
+        .filter(|m| checked.instrument_of(m).kind == InstrumentKind::Histogram)
+        .count();
+    histograms > 1
 }
 
 /// Checks measure `n`'s field and records it through `__b`, binding on
@@ -142,7 +149,7 @@ fn bound_field(checked: &Checked, n: usize, p: &TokenStream) -> TokenStream {
     let attributes = field_attributes(checked, n, p, quote!(&__b.__attrs));
     let handle = handle(checked, m);
     // Histograms share the record call's span, read at most once.
-    let record = if instrument.kind == InstrumentKind::Histogram {
+    let record = if instrument.kind == InstrumentKind::Histogram && shares_span(checked) {
         quote!(record_in(__v, &__span))
     } else {
         let method = instrument.kind.record_method();
