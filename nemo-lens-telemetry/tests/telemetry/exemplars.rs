@@ -318,3 +318,99 @@ fn a_bad_filter_names_the_variable() {
     let unset = NemoLensConfig::from_lookup(EnvLookup::from_pairs([("X", "1")])).unwrap();
     assert_eq!(unset.exemplar_filter, ExemplarFilter::TraceBased);
 }
+
+/// What a process records with a context observer of its own installed
+/// before nemo-lens's: `own` (which forwards to `SpanObserver` or not)
+/// counts the attaches and detaches it sees.
+mod own_observer {
+    use super::*;
+    use nemo_lens::opentelemetry::context::{ContextObserver, GlobalContextObserver};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    static SEEN: AtomicUsize = AtomicUsize::new(0);
+
+    struct Own {
+        forwards: bool,
+    }
+
+    impl ContextObserver for Own {
+        fn on_context_enter(&self, from: &Context, to: &Context) {
+            SEEN.fetch_add(1, Ordering::Relaxed);
+            if self.forwards {
+                exemplar::SpanObserver.on_context_enter(from, to);
+            }
+        }
+        fn on_context_exit(&self, from: &Context, to: &Context) {
+            SEEN.fetch_add(1, Ordering::Relaxed);
+            if self.forwards {
+                exemplar::SpanObserver.on_context_exit(from, to);
+            }
+        }
+    }
+
+    /// Records before, in and after a sampled span, on the test's thread
+    /// and on a fresh one: each keeps the exemplar of the record in the
+    /// span only, and every value is counted.
+    fn records_in_and_out_of_a_span() {
+        let capture = Capture::new();
+        let histogram = capture
+            .meter()
+            .f64_histogram("latency")
+            .with_boundaries(vec![1.5, 2.5])
+            .build();
+        let ids = span(21);
+        let sampled = Context::new().with_remote_span_context(SpanContext::new(
+            ids.trace_id(),
+            ids.span_id(),
+            TraceFlags::SAMPLED,
+            true,
+            TraceState::default(),
+        ));
+        let record = |in_span: f64| {
+            histogram.record(0.5, &[]);
+            {
+                let _current = sampled.clone().attach();
+                histogram.record(in_span, &[]);
+            }
+            histogram.record(0.7, &[]);
+        };
+        record(2.0);
+        std::thread::sleep(GAP);
+        std::thread::scope(|s| {
+            s.spawn(|| record(3.0));
+        });
+        let held = capture.exemplars("latency", &[]);
+        let values: Vec<f64> = held.iter().map(|e| e.value).collect();
+        assert_eq!(values, [2.0, 3.0], "{held:?}");
+        assert!(held.iter().all(|e| e.span == Some(ids)));
+        assert_eq!(capture.count("latency", &[]), Some(6));
+        let sum = capture.sum("latency", &[]).unwrap();
+        assert!((sum - 7.4).abs() < 1e-9, "{sum}");
+        assert!(
+            SEEN.load(Ordering::Relaxed) >= 4,
+            "its own observer still runs"
+        );
+    }
+
+    #[test]
+    fn one_that_does_not_forward_is_kept_and_records_read_the_context() {
+        crate::support::own_process!(
+            one_that_does_not_forward_is_kept_and_records_read_the_context
+        );
+        GlobalContextObserver::set(Arc::new(Own { forwards: false }));
+        assert!(
+            !exemplar::SpanObserver::install(),
+            "the process's own stays"
+        );
+        records_in_and_out_of_a_span();
+    }
+
+    #[test]
+    fn one_that_forwards_keeps_nemo_lens_told() {
+        crate::support::own_process!(one_that_forwards_keeps_nemo_lens_told);
+        GlobalContextObserver::set(Arc::new(Own { forwards: true }));
+        exemplar::SpanObserver::forwarded();
+        records_in_and_out_of_a_span();
+    }
+}
