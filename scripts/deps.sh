@@ -12,10 +12,12 @@
 # Prints nothing when everything is there already. What it cannot install it
 # says, and exits 0: scripts/e2e.sh names each suite that then cannot run.
 #
-# Usage: scripts/deps.sh [system|aiperf|wrk]   (from anywhere in the repository)
+# Usage: scripts/deps.sh [system|aiperf|wrk|valgrind]   (from anywhere in the repository)
 #   system: Debian's packages only; aiperf: the venv only (network-bound,
 #   so scripts/test.sh runs it while cargo builds); wrk: the load generator
-#   scripts/bench_serving.sh needs (benchmarks only); none: system and aiperf.
+#   scripts/bench_serving.sh needs (benchmarks only); valgrind: what
+#   scripts/serving_instructions.sh counts with (benchmarks only); none:
+#   system and aiperf.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -113,6 +115,11 @@ case "${1:-all}" in
         if ! command -v wrk >/dev/null 2>&1; then
             if can_apt; then apt_install wrk; else echo "deps: wrk is missing and there is no apt-get (or sudo)" >&2; fi
         fi ;;
+    # Not for the tests: what scripts/serving_instructions.sh counts with.
+    valgrind)
+        if ! command -v valgrind >/dev/null 2>&1; then
+            if can_apt; then apt_install valgrind; else echo "deps: valgrind is missing and there is no apt-get (or sudo)" >&2; fi
+        fi ;;
     all) install_system; install_rotel; install_aiperf ;;
-    *) echo "usage: scripts/deps.sh [system|aiperf|wrk]" >&2; exit 2 ;;
+    *) echo "usage: scripts/deps.sh [system|aiperf|wrk|valgrind]" >&2; exit 2 ;;
 esac
