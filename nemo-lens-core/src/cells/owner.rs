@@ -22,8 +22,10 @@ use super::sync::{AtomicU32, Ordering};
 /// The bits of a word that number a thread.
 pub(crate) const NUMBER: u32 = (1 << 30) - 1;
 /// A thread word's flag: a span may be current or named on this thread, so
-/// its histogram records look for an exemplar (mirrors what the exemplar
-/// module knows of the thread's context: set unless it knows of no span).
+/// its histogram records look for an exemplar. It mirrors what the exemplar
+/// module knows of the thread's context (set unless it knows of no span),
+/// once a histogram keeps exemplars; before that it is clear, and a series
+/// made to keep them is first recorded the long way, which learns.
 pub(crate) const LOOK: u32 = 1 << 30;
 /// An owner word's flag: the series keeps an exemplar of every record.
 pub(crate) const ALWAYS: u32 = 1 << 31;
@@ -81,7 +83,7 @@ mod numbers {
             return NOBODY;
         }
         let reused = FREE.lock().unwrap_or_else(PoisonError::into_inner).pop();
-        // Past four billion numbers held at once, no more owners: the count
+        // Past a billion numbers held at once, no more owners: the count
         // stops at NOBODY rather than wrap to numbers live threads hold.
         let id = reused.unwrap_or_else(|| {
             NEXT.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {

@@ -103,10 +103,13 @@ pub(super) fn context_attached(has_span: bool) {
 }
 
 /// Learns whether this thread's context has a span if nothing has told it
-/// yet, installing the observer first (a histogram record that is not its
-/// owner's plain one calls this): from then on the observer keeps it. Where
-/// another observer is the process's, the thread stays unknowing and its
-/// records keep looking.
+/// yet (a histogram record that is not its owner's plain one calls this):
+/// from then on the observer keeps it. Before any histogram keeps exemplars
+/// (making one installs the observer) there is nothing to learn for: no
+/// record needs the span, and the thread's word stays without
+/// [`LOOK`](owner::LOOK); a series that keeps exemplars is first recorded
+/// the long way, which learns. Where another observer is the process's, the
+/// thread stays unknowing and its records keep looking.
 #[inline]
 pub(crate) fn learn_context() {
     if STATE.with(Cell::get) != CONTEXT_UNKNOWN {
@@ -117,10 +120,9 @@ pub(crate) fn learn_context() {
 
 #[cold]
 fn learn_slowly() {
-    super::observer::install();
     if super::observer::watching() {
         Context::map_current(|cx| context_attached(cx.has_active_span()));
-    } else {
+    } else if super::observer::tried() {
         owner::look(true);
     }
 }
@@ -170,6 +172,12 @@ fn from_context(state: u8) -> Option<SpanIds> {
 /// The sampled span of one record call, read at most once however many
 /// histograms the call records: a set's `record` reads the context for its
 /// first histogram and hands the answer to the others.
+///
+/// It belongs to one call, made and used in one context: a record checks
+/// the context it runs in before it looks at the `SpanOnce` (where no span
+/// is current there, the series' owner records without an exemplar), so
+/// one carried out of the span it was read in is not a way to name that
+/// span; [`in_span`] is.
 ///
 /// ```
 /// use nemo_lens::cells::Histogram;

@@ -7,17 +7,31 @@
 //! OpenTelemetry calls one process-wide [`ContextObserver`] on every attach
 //! and detach (its `experimental_context_observer` feature, which the
 //! `span-observer` feature switches on). nemo-lens installs [`SpanObserver`]
-//! when the first histogram that keeps exemplars is made or a thread first
-//! records into a histogram, whichever comes first. A process that
+//! when the first histogram that keeps exemplars is made. A process that
 //! installs an observer of its own first keeps it: its histogram records
 //! then take the long way (a call each) and read the context, unless that
 //! observer forwards to [`SpanObserver`] (see [`SpanObserver::forwarded`]).
+//! An observer that forwards must not record into a histogram itself before
+//! it has forwarded: OpenTelemetry calls it while the current context is
+//! borrowed for the change, which a record that reads the context would
+//! meet.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Set once an observer is seen to tell [`SpanObserver`] of this process's
 /// attaches; never unset (an observer cannot be removed).
 static WATCHING: AtomicBool = AtomicBool::new(false);
+
+/// Set once nemo-lens has tried to install [`SpanObserver`] (a histogram
+/// that keeps exemplars was made), whether or not it became the process's.
+static TRIED: AtomicBool = AtomicBool::new(false);
+
+/// Whether a histogram that keeps exemplars was made in this process: until
+/// then no record needs to know its span.
+#[inline]
+pub(super) fn tried() -> bool {
+    TRIED.load(Ordering::Acquire)
+}
 
 /// Whether every attach and detach reaches [`SpanObserver`], so a thread
 /// may trust what it last saw.
@@ -101,9 +115,8 @@ mod with_observer {
         /// Installs it as the process's context observer unless one is
         /// installed already, and says whether it is the process's (then
         /// records made where no span is current skip the context read).
-        /// What making the first histogram that keeps exemplars, or a
-        /// thread's first histogram record, does; cheap after the first
-        /// call.
+        /// What making the first histogram that keeps exemplars does;
+        /// cheap after the first call.
         pub fn install() -> bool {
             static INSTALLED: OnceLock<bool> = OnceLock::new();
             *INSTALLED.get_or_init(|| {
@@ -116,6 +129,8 @@ mod with_observer {
                 if ours {
                     watch();
                 }
+                // Release: a thread that sees it sees the outcome above.
+                super::TRIED.store(true, Ordering::Release);
                 ours
             })
         }
@@ -144,8 +159,7 @@ mod with_observer {
 }
 
 /// Installs the observer where the feature provides one: what making a
-/// histogram that keeps exemplars, or a thread's first histogram record,
-/// does.
+/// histogram that keeps exemplars does.
 #[inline]
 pub(crate) fn install() {
     #[cfg(feature = "span-observer")]

@@ -148,7 +148,8 @@ fn bound_field(checked: &Checked, n: usize, p: &TokenStream) -> TokenStream {
     let field = bound_ident(n);
     let attributes = field_attributes(checked, n, p, quote!(&__b.__attrs));
     let handle = handle(checked, m);
-    // Histograms share the record call's span, read at most once.
+    // Two histograms or more share the record call's span, read at most
+    // once.
     let record = if instrument.kind == InstrumentKind::Histogram && shares_span(checked) {
         quote!(record_in(__v, &__span))
     } else {

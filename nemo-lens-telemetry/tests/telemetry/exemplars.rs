@@ -414,3 +414,35 @@ mod own_observer {
         records_in_and_out_of_a_span();
     }
 }
+
+/// A process whose histograms keep no exemplars installs no context
+/// observer: one of its own, installed after it recorded, is the
+/// process's and sees every attach.
+#[test]
+fn without_exemplars_no_observer_is_installed() {
+    crate::support::own_process!(without_exemplars_no_observer_is_installed);
+    use nemo_lens::opentelemetry::context::{ContextObserver, GlobalContextObserver};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    static SEEN: AtomicUsize = AtomicUsize::new(0);
+    struct Own;
+    impl ContextObserver for Own {
+        fn on_context_enter(&self, _: &Context, _: &Context) {
+            SEEN.fetch_add(1, Ordering::Relaxed);
+        }
+        fn on_context_exit(&self, _: &Context, _: &Context) {
+            SEEN.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+    let capture = Capture::with_exemplar_filter(ExemplarFilter::AlwaysOff);
+    let histogram = capture.meter().f64_histogram("latency").build();
+    histogram.record(0.5, &[]);
+    std::thread::scope(|s| {
+        s.spawn(|| histogram.record(0.7, &[]));
+    });
+    GlobalContextObserver::set(Arc::new(Own));
+    drop(Context::new().attach());
+    assert_eq!(SEEN.load(Ordering::Relaxed), 2, "its own is the process's");
+    assert_eq!(capture.count("latency", &[]), Some(2));
+    assert!(capture.exemplars("latency", &[]).is_empty());
+}
