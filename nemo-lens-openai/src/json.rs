@@ -159,6 +159,14 @@ enum Seg {
     Index,
 }
 
+/// How many bytes of a string or key's `rest` come before its closing
+/// quote or next escape (all of them when neither is in this piece): one
+/// search instead of a turn of the scanner's loop a byte.
+#[inline]
+fn to_quote_or_escape(rest: &[u8]) -> usize {
+    memchr::memchr2(b'"', b'\\', rest).unwrap_or(rest.len())
+}
+
 fn field_of(path: &[Seg]) -> Option<Field> {
     use Key::*;
     use Seg::Key as K;
@@ -319,10 +327,9 @@ impl JsonScan {
                         i += 1;
                         continue;
                     }
-                    // Jump to the next quote or backslash, keeping what the
-                    // report needs of the run in between.
+                    // Keeping what the report needs of the run.
                     let rest = &bytes[i..];
-                    let run = memchr::memchr2(b'"', b'\\', rest).unwrap_or(rest.len());
+                    let run = to_quote_or_escape(rest);
                     self.keep_all(&rest[..run]);
                     i += run;
                     match bytes.get(i) {
@@ -429,10 +436,8 @@ impl JsonScan {
                     i += 1;
                 }
                 State::Key { escape: false } => {
-                    // As in a string: to the next quote or backslash in
-                    // one search, rather than a turn of this loop a byte.
                     let rest = &bytes[i..];
-                    let run = memchr::memchr2(b'"', b'\\', rest).unwrap_or(rest.len());
+                    let run = to_quote_or_escape(rest);
                     self.key_bytes(&rest[..run]);
                     i += run;
                     match bytes.get(i) {

@@ -348,6 +348,25 @@ fn fields_never_recorded_export_no_series() {
     assert!(names.contains(&"train.loss".to_owned()));
 }
 
+/// `TrainMetrics` has one histogram: its record reads the span itself (no
+/// shared `SpanOnce`), and a set recorded with that field alone exports
+/// that one series.
+#[test]
+fn a_lone_histogram_field_exports_only_its_series() {
+    let harness = Harness::new();
+    TrainMetrics::default()
+        .step_time(0.7_f32)
+        .record(&harness.meter);
+    let points = harness.points();
+    assert_eq!(points.len(), 1, "{points:#?}");
+    assert_eq!(points[0].name, "train.step_time");
+    assert_eq!(points[0].str_attr("train.phase"), Some("train"));
+    let Value::Histogram { bucket_counts, .. } = &points[0].value else {
+        panic!("histogram expected");
+    };
+    assert_eq!(bucket_counts, &[0, 1, 0, 0, 0]);
+}
+
 #[test]
 fn past_the_bound_limit_records_stay_exact() {
     let harness = Harness::new();

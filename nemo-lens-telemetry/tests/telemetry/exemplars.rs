@@ -24,6 +24,17 @@ fn span(n: u64) -> SpanIds {
     )
 }
 
+/// A remote span context with `ids`, sampled or not.
+fn span_context(ids: SpanIds, flags: TraceFlags) -> SpanContext {
+    SpanContext::new(
+        ids.trace_id(),
+        ids.span_id(),
+        flags,
+        true,
+        TraceState::default(),
+    )
+}
+
 /// The exemplar written on each line of an OpenMetrics exposition, by the
 /// line's sample: `(sample with labels, exemplar)`.
 fn exemplar_lines(text: &str) -> Vec<(&str, &str)> {
@@ -141,20 +152,8 @@ fn the_current_context_or_one_given_names_the_span() {
         .with_boundaries(vec![1.5, 2.5])
         .build();
     let ids = span(9);
-    let sampled = SpanContext::new(
-        ids.trace_id(),
-        ids.span_id(),
-        TraceFlags::SAMPLED,
-        true,
-        TraceState::default(),
-    );
-    let unsampled = SpanContext::new(
-        span(10).trace_id(),
-        span(10).span_id(),
-        TraceFlags::default(),
-        true,
-        TraceState::default(),
-    );
+    let sampled = span_context(ids, TraceFlags::SAMPLED);
+    let unsampled = span_context(span(10), TraceFlags::default());
     // Outside any span: this thread learns that none is current, and from
     // here on the context observer (installed with the first histogram
     // that keeps exemplars) tells it of each attach and detach.
@@ -360,13 +359,8 @@ mod own_observer {
             .with_boundaries(vec![1.5, 2.5])
             .build();
         let ids = span(21);
-        let sampled = Context::new().with_remote_span_context(SpanContext::new(
-            ids.trace_id(),
-            ids.span_id(),
-            TraceFlags::SAMPLED,
-            true,
-            TraceState::default(),
-        ));
+        let sampled =
+            Context::new().with_remote_span_context(span_context(ids, TraceFlags::SAMPLED));
         let record = |in_span: f64| {
             histogram.record(0.5, &[]);
             {
