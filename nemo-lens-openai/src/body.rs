@@ -62,6 +62,10 @@ impl Sink for ModelSink<'_> {
             self.found = true;
         }
     }
+
+    fn is_done(&self) -> bool {
+        self.found
+    }
 }
 
 pin_project! {

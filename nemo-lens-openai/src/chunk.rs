@@ -1,17 +1,17 @@
 //! What a streamed chunk carries, found without reading it whole.
 //!
 //! Most chunks of a stream differ only in a few words of content, and the
-//! layer needs little of them: whether they carry content (for the count),
-//! and whether they carry anything more (usage, a finish reason, an error,
-//! or the first content, whose time and model matter). Every chunk that
-//! generates text has `"finish_reason"`, `null` until the last one; a
+//! layer needs little of them: whether they carry content (for the count
+//! and the first token's time), the model of the first ones, and the
+//! finish reason of the last. Every chunk that generates text has
+//! `"finish_reason"`, `null` until the last one, which names a string. A
 //! chunk without it (usage after the last, an error) or with another value
-//! is read whole by the [`JsonScan`](crate::json::JsonScan), and so is every
-//! chunk until the first content. For the others, two look-ups answer:
-//! where the previous chunk of the stream had its finish reason (counted
-//! from the end) and its content (from the start), since one serializer
-//! writes every chunk of a stream the same way; SIMD searches when that
-//! misses.
+//! is read whole by the [`JsonScan`](crate::json::JsonScan), and so is a
+//! last one that carries `usage` or an `error`, or more than one finish
+//! reason. For the others, two look-ups answer: where the previous chunk of
+//! the stream had its finish reason (counted from the end) and its content
+//! (from the start), since one serializer writes every chunk of a stream
+//! the same way; SIMD searches when that misses.
 //!
 //! The Responses and Messages APIs name each event's type instead
 //! ([`glance_typed`]): an event of a type that only ever carries generated
@@ -31,6 +31,10 @@ struct Keys {
     content: [Finder<'static>; 4],
     finish_reason: Finder<'static>,
     event_type: Finder<'static>,
+    model: Finder<'static>,
+    /// What a last chunk may carry besides words, which only reading it
+    /// whole reports.
+    more: [Finder<'static>; 2],
 }
 
 static KEYS: LazyLock<Keys> = LazyLock::new(|| Keys {
@@ -42,13 +46,18 @@ static KEYS: LazyLock<Keys> = LazyLock::new(|| Keys {
     ],
     finish_reason: Finder::new(b"\"finish_reason\""),
     event_type: Finder::new(b"\"type\""),
+    model: Finder::new(b"\"model\""),
+    more: [Finder::new(b"\"usage\""), Finder::new(b"\"error\"")],
 });
 
 /// What the searches say of one chunk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Glance {
+pub(crate) enum Glance<'a> {
     /// An ordinary chunk: more words, or none.
     Words { content: bool },
+    /// The last chunk of a choice: its words and its finish reason, as
+    /// written between the quotes.
+    Last { content: bool, reason: &'a [u8] },
     /// A chunk that may carry more than words: read it whole.
     More,
 }
@@ -65,34 +74,79 @@ pub(crate) struct Layout {
 }
 
 /// Glances at one chunk's JSON, `layout` remembering where its keys were.
-pub(crate) fn glance(chunk: &[u8], layout: &mut Layout) -> Glance {
+pub(crate) fn glance<'a>(chunk: &'a [u8], layout: &mut Layout) -> Glance<'a> {
     let keys = &*KEYS;
     let finish = layout
         .finish_from_end
-        .and_then(|back| value_at(chunk, chunk.len().checked_sub(back)?, &keys.finish_reason))
+        .and_then(|back| {
+            let at = chunk.len().checked_sub(back)?;
+            Some((at, value_at(chunk, at, &keys.finish_reason)?))
+        })
         .or_else(|| {
             let (at, value) = first_value(chunk, &keys.finish_reason)?;
             layout.finish_from_end = Some(chunk.len() - at);
-            Some(value)
+            Some((at, value))
         });
-    match finish {
-        Some(value) if value.starts_with(b"null") => {}
-        _ => return Glance::More,
+    let reason = match finish {
+        Some((_, value)) if value.starts_with(b"null") => None,
+        Some((at, value)) => match plain_string(value) {
+            Some(reason) if is_only_last(chunk, at) => Some(reason),
+            _ => return Glance::More,
+        },
+        None => return Glance::More,
+    };
+    let content = has_content(chunk, &keys.content, layout);
+    match reason {
+        Some(reason) => Glance::Last { content, reason },
+        None => Glance::Words { content },
     }
-    let candidates = &keys.content;
+}
+
+/// Whether the finish reason at `at` is the chunk's only one, and the chunk
+/// carries no `usage` and no `error` (a server that reports usage in every
+/// chunk, or fails as it ends).
+fn is_only_last(chunk: &[u8], at: usize) -> bool {
+    let keys = &*KEYS;
+    let mut reasons = keys.finish_reason.find_iter(chunk);
+    let only = reasons.next() == Some(at) && reasons.next().is_none();
+    only && keys
+        .more
+        .iter()
+        .all(|key| first_value(chunk, key).is_none_or(|(_, value)| value.starts_with(b"null")))
+}
+
+/// Whether one of a chunk's content keys holds a non-empty string.
+fn has_content(chunk: &[u8], candidates: &[Finder<'static>], layout: &mut Layout) -> bool {
     if let Some((key, at)) = layout.content_at
         && let Some(value) = candidates.get(key).and_then(|k| value_at(chunk, at, k))
         && non_empty_string(value)
     {
-        return Glance::Words { content: true };
+        return true;
     }
     for (i, key) in candidates.iter().enumerate() {
         if let Some(at) = find_value(chunk, key, non_empty_string) {
             layout.content_at = Some((i, at));
-            return Glance::Words { content: true };
+            return true;
         }
     }
-    Glance::Words { content: false }
+    false
+}
+
+/// A chunk's `model`, as written between the quotes: its first `"model"`
+/// key, which chat and completions chunks write at the top and nowhere
+/// else. `None` when it has none, or one that only reading the chunk whole
+/// reports as the scanner would (escapes, or longer than it keeps).
+pub(crate) fn model(chunk: &[u8]) -> Option<&[u8]> {
+    let (_, value) = first_value(chunk, &KEYS.model)?;
+    plain_string(value).filter(|model| model.len() <= crate::json::CAPTURE_MAX)
+}
+
+/// The string a value starts with, between its quotes, when it has no
+/// escape.
+fn plain_string(value: &[u8]) -> Option<&[u8]> {
+    let inner = value.strip_prefix(b"\"")?;
+    let end = memchr::memchr2(b'"', b'\\', inner)?;
+    (inner[end] == b'"').then(|| &inner[..end])
 }
 
 /// What one API's typed events are, for [`glance_typed`].
@@ -112,7 +166,11 @@ pub(crate) struct TypedEvents {
 /// (it is `text_delta`, `message`, `output_text`...), so whichever key
 /// names a word event is the event's. As for chunks, where the previous
 /// event had its keys is tried first.
-pub(crate) fn glance_typed(event: &[u8], events: &TypedEvents, layout: &mut Layout) -> Glance {
+pub(crate) fn glance_typed<'a>(
+    event: &'a [u8],
+    events: &TypedEvents,
+    layout: &mut Layout,
+) -> Glance<'a> {
     let keys = &*KEYS;
     let names_words = |value: &[u8]| {
         events.words.iter().any(|name| {
@@ -132,19 +190,9 @@ pub(crate) fn glance_typed(event: &[u8], events: &TypedEvents, layout: &mut Layo
             None => return Glance::More,
         }
     }
-    if let Some((key, at)) = layout.content_at
-        && let Some(value) = events.content.get(key).and_then(|k| value_at(event, at, k))
-        && non_empty_string(value)
-    {
-        return Glance::Words { content: true };
+    Glance::Words {
+        content: has_content(event, events.content, layout),
     }
-    for (i, key) in events.content.iter().enumerate() {
-        if let Some(at) = find_value(event, key, non_empty_string) {
-            layout.content_at = Some((i, at));
-            return Glance::Words { content: true };
-        }
-    }
-    Glance::Words { content: false }
 }
 
 /// The value of `"key":` when the key is exactly at `at`.
@@ -240,13 +288,82 @@ mod tests {
     }
 
     #[test]
-    fn a_finish_usage_or_an_error_is_read_whole() {
+    fn a_last_chunk_is_glanced_unless_it_carries_more() {
         let last = br#"{"choices":[{"delta":{"content":"."},"finish_reason":"stop"}]}"#;
-        assert_eq!(glance(last, &mut Layout::default()), Glance::More);
+        assert_eq!(
+            glance(last, &mut Layout::default()),
+            Glance::Last {
+                content: true,
+                reason: b"stop"
+            }
+        );
+        let spaced = br#"{"choices": [{"delta": {}, "finish_reason" : "length"}], "usage": null}"#;
+        assert_eq!(
+            glance(spaced, &mut Layout::default()),
+            Glance::Last {
+                content: false,
+                reason: b"length"
+            }
+        );
+        // Usage in the last chunk (vLLM's continuous usage stats), an error,
+        // two choices ending together, a reason with an escape: read whole.
+        let more: [&[u8]; 5] = [
+            br#"{"choices":[{"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":3}}"#,
+            br#"{"usage": {"completion_tokens":2},"choices":[{"delta":{},"finish_reason":"stop"}]}"#,
+            br#"{"choices":[{"delta":{},"finish_reason":"stop"}],"error":{"message":"boom"}}"#,
+            br#"{"choices":[{"index":0,"finish_reason":"stop"},{"index":1,"finish_reason":"length"}]}"#,
+            br#"{"choices":[{"delta":{},"finish_reason":"st\"op"}]}"#,
+        ];
+        for chunk in more {
+            assert_eq!(
+                glance(chunk, &mut Layout::default()),
+                Glance::More,
+                "{}",
+                String::from_utf8_lossy(chunk)
+            );
+        }
+        // Words that name the keys are not keys.
+        let quoted = br#"{"choices":[{"delta":{"content":"\"usage\": \"error\":"},"finish_reason":"stop"}]}"#;
+        assert_eq!(
+            glance(quoted, &mut Layout::default()),
+            Glance::Last {
+                content: true,
+                reason: b"stop"
+            }
+        );
+    }
+
+    #[test]
+    fn usage_after_the_last_or_an_error_is_read_whole() {
         let usage = br#"{"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2}}"#;
         assert_eq!(glance(usage, &mut Layout::default()), Glance::More);
         let error = br#"{"error":{"message":"boom"}}"#;
         assert_eq!(glance(error, &mut Layout::default()), Glance::More);
+        let odd = br#"{"choices":[{"delta":{},"finish_reason":7}]}"#;
+        assert_eq!(glance(odd, &mut Layout::default()), Glance::More);
+    }
+
+    #[test]
+    fn the_model_is_the_first_model_key_s_plain_string() {
+        let chunk = br#"{"id":"c","model":"llama-3","choices":[{"delta":{"content":"x"},"finish_reason":null}]}"#;
+        assert_eq!(model(chunk), Some(&b"llama-3"[..]));
+        assert_eq!(model(br#"{"model" : "a/b", "x": 1}"#), Some(&b"a/b"[..]));
+        // None where only the scanner reads it as it would: no model, not a
+        // string, an escape, longer than the scanner keeps, a key in words.
+        let long = format!(
+            r#"{{"model":"{}"}}"#,
+            "m".repeat(crate::json::CAPTURE_MAX + 1)
+        );
+        let none: [&[u8]; 5] = [
+            br#"{"choices":[]}"#,
+            br#"{"model":null}"#,
+            br#"{"model":"a\/b"}"#,
+            long.as_bytes(),
+            br#"{"choices":[{"delta":{"content":"\"model\":\"x\""}}]}"#,
+        ];
+        for chunk in none {
+            assert_eq!(model(chunk), None, "{}", String::from_utf8_lossy(chunk));
+        }
     }
 
     #[test]
@@ -278,7 +395,13 @@ mod tests {
         assert_eq!(glance(b, &mut layout), Glance::Words { content: true });
         // The last chunk: same layout, another value.
         let c = br#"{"choices":[{"delta":{"content":"."},"finish_reason":"stop","index":0}],"id":"c1"}"#;
-        assert_eq!(glance(c, &mut layout), Glance::More);
+        assert_eq!(
+            glance(c, &mut layout),
+            Glance::Last {
+                content: true,
+                reason: b"stop"
+            }
+        );
         // Another layout altogether: the searches find it.
         let d = br#"{"id": "c2", "choices": [{"index": 0, "finish_reason": null, "delta": {"content": ""}}]}"#;
         assert_eq!(glance(d, &mut layout), Glance::Words { content: false });

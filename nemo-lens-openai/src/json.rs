@@ -64,6 +64,12 @@ pub(crate) enum Found<'a> {
 /// Where a [`JsonScan`] reports what it finds.
 pub(crate) trait Sink {
     fn found(&mut self, field: Field, value: Found<'_>);
+
+    /// Whether the sink has all it wants: the scan stops after the string
+    /// that completed it (a request's `model`, ahead of a long prompt).
+    fn is_done(&self) -> bool {
+        false
+    }
 }
 
 /// Longest string kept for a report; a longer one is reported cut.
@@ -341,6 +347,7 @@ impl JsonScan {
                             };
                         }
                         Some(_) => {
+                            self.state = State::AfterValue;
                             if let Some(field) = self.field.take() {
                                 let bytes = &self.capture[..self.captured];
                                 sink.found(
@@ -350,8 +357,11 @@ impl JsonScan {
                                         empty: bytes.is_empty(),
                                     },
                                 );
+                                if sink.is_done() {
+                                    self.state = State::Stopped;
+                                    return;
+                                }
                             }
-                            self.state = State::AfterValue;
                         }
                         None => return,
                     }
@@ -684,6 +694,38 @@ mod tests {
                 (Field::ReasoningTokens, "2"),
             ])
         );
+    }
+
+    /// A sink that wants the model alone, as a request's does.
+    #[derive(Default)]
+    struct ModelOnly(Seen);
+
+    impl Sink for ModelOnly {
+        fn found(&mut self, field: Field, value: Found<'_>) {
+            self.0.found(field, value);
+        }
+
+        fn is_done(&self) -> bool {
+            self.0 .0.iter().any(|(field, _)| *field == Field::Model)
+        }
+    }
+
+    #[test]
+    fn a_sink_that_has_what_it_wants_stops_the_scan() {
+        let body = br#"{"stream": true, "model":"llama","messages":[{"role":"user","content":"hi"}],"usage":{"prompt_tokens":3}}"#;
+        for step in [body.len(), 1] {
+            let mut scan = JsonScan::default();
+            let mut sink = ModelOnly::default();
+            for piece in body.chunks(step) {
+                scan.feed(piece, &mut sink);
+            }
+            assert!(scan.is_stopped(), "pieces of {step}");
+            assert_eq!(
+                sink.0 .0,
+                seen(&[(Field::Model, "llama")]),
+                "pieces of {step}"
+            );
+        }
     }
 
     #[test]

@@ -28,7 +28,7 @@ static EVENTS: LazyLock<TypedEvents> = LazyLock::new(|| TypedEvents {
 });
 
 /// Glances at one streamed event; see [`glance_typed`].
-pub(crate) fn glance(event: &[u8], layout: &mut Layout) -> Glance {
+pub(crate) fn glance<'a>(event: &'a [u8], layout: &mut Layout) -> Glance<'a> {
     glance_typed(event, &EVENTS, layout)
 }
 

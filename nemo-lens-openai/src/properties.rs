@@ -3,12 +3,14 @@
 //! (generated bodies with decoy keys and values, escapes, numbers in every
 //! JSON form, compact and pretty), and the SSE splitter against the event
 //! stream rules read line by line. Each input is also fed split at every
-//! byte, since a body arrives in frames of any size.
+//! byte, since a body arrives in frames of any size. And the glances at a
+//! stream's chunks against reading every chunk whole.
 
 use proptest::prelude::*;
 use serde_json::{Map, Value};
 
 use crate::json::{Field, Found, JsonScan, Sink, CAPTURE_MAX};
+use crate::recording::{tests::read, Operation};
 use crate::sse::SseSplit;
 
 /// Characters a string may hold: any, plus those JSON escapes.
@@ -274,8 +276,178 @@ fn split(pieces: &[&[u8]]) -> Vec<Vec<u8>> {
     out
 }
 
+/// How one generated stream's servers write its chunks.
+#[derive(Debug, Clone)]
+struct Server {
+    /// The model every chunk names, or none.
+    model: Option<&'static str>,
+    /// Completions' `text` rather than chat's `delta`.
+    completions: bool,
+    /// Where usage goes: nowhere (0), `null` in every chunk (1), counts in
+    /// every chunk and a chunk after the last (2: vLLM's continuous usage
+    /// stats), a chunk after the last (3: OpenAI's `include_usage`), the
+    /// last chunk (4: TGI), or counts in every chunk and no chunk after (5).
+    usage: u8,
+    /// The chunks' top-level keys, in this order (a rotation of them).
+    rotate: usize,
+}
+
+/// One chunk of a generated stream, before its finish reason is given.
+#[derive(Debug, Clone)]
+struct Words {
+    content: Option<String>,
+    reasoning: Option<String>,
+    tool_arguments: Option<String>,
+    logprobs: bool,
+}
+
+fn server() -> impl Strategy<Value = Server> {
+    (
+        prop::sample::select(vec![Some("llama"), Some("other"), Some("a\"b"), None]),
+        any::<bool>(),
+        0u8..6,
+        0usize..6,
+    )
+        .prop_map(|(model, completions, usage, rotate)| Server {
+            model,
+            completions,
+            usage,
+            rotate,
+        })
+}
+
+fn words() -> impl Strategy<Value = Words> {
+    let maybe_text = || prop_oneof![Just(None), Just(Some(String::new())), text().prop_map(Some)];
+    (maybe_text(), maybe_text(), maybe_text(), any::<bool>()).prop_map(
+        |(content, reasoning, tool_arguments, logprobs)| Words {
+            content,
+            reasoning,
+            tool_arguments,
+            logprobs,
+        },
+    )
+}
+
+/// A generated stream: words, then a last chunk with a finish reason (or an
+/// error chunk, or neither), usage as the server writes it, `[DONE]`.
+fn chat_stream() -> impl Strategy<Value = String> {
+    let reason = prop::sample::select(vec!["stop", "length", "tool_calls", "abort", "x\"y"]);
+    (
+        server(),
+        prop::collection::vec(words(), 1..6),
+        prop_oneof![3 => reason.prop_map(Some), 1 => Just(None)],
+        any::<bool>(),
+    )
+        // Usage written in a chunk with words is read only from the last
+        // one, which must then say it is the last: an ordinary chunk's
+        // usage is not looked for (a search a chunk saved).
+        .prop_filter(
+            "usage in chunks with words ends with a finish reason",
+            |(server, _, reason, _)| server.usage < 4 || reason.is_some(),
+        )
+        .prop_map(|(server, words, reason, error)| {
+            let last = words.len() - 1;
+            let mut stream = String::new();
+            for (i, chunk) in words.iter().enumerate() {
+                let finish = match reason {
+                    Some(reason) if i == last => Value::from(reason),
+                    _ => Value::Null,
+                };
+                let usage = match server.usage {
+                    1 => Some(Value::Null),
+                    2 | 5 => Some(usage(i as u64)),
+                    4 if i == last => Some(usage(i as u64)),
+                    _ => None,
+                };
+                let choice = choice(&server, chunk, finish);
+                stream += &data(&server, Value::from(vec![choice]), usage);
+            }
+            if error {
+                stream += "data: {\"error\":{\"message\":\"boom\",\"code\":500}}\n\n";
+            }
+            if server.usage == 3 || server.usage == 2 {
+                stream += &data(&server, Value::from(Vec::<Value>::new()), Some(usage(99)));
+            }
+            stream + "data: [DONE]\n\n"
+        })
+}
+
+fn usage(tokens: u64) -> Value {
+    serde_json::json!({
+        "prompt_tokens": 7,
+        "completion_tokens": tokens,
+        "prompt_tokens_details": {"cached_tokens": 3},
+    })
+}
+
+fn choice(server: &Server, words: &Words, finish: Value) -> Value {
+    let mut choice = Map::new();
+    choice.insert("index".into(), Value::from(0));
+    if server.completions {
+        choice.insert(
+            "text".into(),
+            Value::from(words.content.clone().unwrap_or_default()),
+        );
+    } else {
+        let mut delta = Map::new();
+        delta.insert(
+            "content".into(),
+            words.content.clone().map_or(Value::Null, Value::from),
+        );
+        if let Some(reasoning) = &words.reasoning {
+            delta.insert("reasoning_content".into(), Value::from(reasoning.clone()));
+        }
+        if let Some(arguments) = &words.tool_arguments {
+            delta.insert(
+                "tool_calls".into(),
+                serde_json::json!([{"index": 0, "type": "function",
+                    "function": {"name": "f", "arguments": arguments}}]),
+            );
+        }
+        choice.insert("delta".into(), Value::Object(delta));
+    }
+    let logprobs = match words.logprobs {
+        true => serde_json::json!({"content": [{"token": "x", "logprob": -0.5}]}),
+        false => Value::Null,
+    };
+    choice.insert("logprobs".into(), logprobs);
+    choice.insert("finish_reason".into(), finish);
+    Value::Object(choice)
+}
+
+/// One `data:` line of a chunk, its top-level keys in the server's order.
+fn data(server: &Server, choices: Value, usage: Option<Value>) -> String {
+    let mut members: Vec<(&str, Value)> = vec![
+        ("id", Value::from("chatcmpl-1")),
+        ("object", Value::from("chat.completion.chunk")),
+        ("created", Value::from(1_796_583_514u64)),
+        ("choices", choices),
+    ];
+    if let Some(model) = server.model {
+        members.push(("model", Value::from(model)));
+    }
+    if let Some(usage) = usage {
+        members.push(("usage", usage));
+    }
+    let turn = server.rotate % members.len();
+    members.rotate_left(turn);
+    let members: Vec<String> = members
+        .iter()
+        .map(|(key, value)| format!("\"{key}\":{value}"))
+        .collect();
+    format!("data: {{{}}}\n\n", members.join(","))
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn glancing_at_a_stream_reads_what_reading_every_chunk_whole_reads(stream in chat_stream()) {
+        // Embeddings never stream, so their reader glances at nothing.
+        let whole = read(Operation::Embeddings, stream.as_bytes());
+        prop_assert_eq!(read(Operation::Chat, stream.as_bytes()), whole.clone(), "{}", stream);
+        prop_assert_eq!(read(Operation::TextCompletion, stream.as_bytes()), whole, "{}", stream);
+    }
 
     #[test]
     fn the_scanner_reports_what_serde_json_reads(body in body(), pretty in any::<bool>()) {

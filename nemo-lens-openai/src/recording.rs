@@ -77,8 +77,8 @@ impl Operation {
         }
     }
 
-    /// How the stream's events are glanced at once its first content is in.
-    fn glance(self, event: &[u8], layout: &mut Layout) -> Glance {
+    /// How a stream's events are glanced at.
+    fn glance<'a>(self, event: &'a [u8], layout: &mut Layout) -> Glance<'a> {
         match self {
             Operation::Chat | Operation::TextCompletion => glance(event, layout),
             Operation::Responses => responses::glance(event, layout),
@@ -416,7 +416,7 @@ impl Drop for Recording {
 }
 
 /// One event of a stream: `[DONE]`, or a chunk, read whole only when it
-/// may carry more than content.
+/// may carry more than a glance finds.
 fn read_event(
     operation: Operation,
     event: &[u8],
@@ -424,13 +424,7 @@ fn read_event(
     layout: &mut Layout,
     reader: &mut Reader<'_>,
 ) {
-    if event == b"[DONE]" {
-        return;
-    }
-    if reader.seen.first_content.is_some()
-        && let Glance::Words { content } = operation.glance(event, layout)
-    {
-        reader.seen.content_chunks += u64::from(content);
+    if event == b"[DONE]" || glanced(operation, event, layout, reader) {
         return;
     }
     reader.seen.chunk_content = false;
@@ -443,8 +437,43 @@ fn read_event(
     }
 }
 
+/// Reads what a glance finds of `event`: `false` when it must be read
+/// whole. Until the first content, a chat or completions chunk must also
+/// name the model (each names it; a stream whose chunks do not is read
+/// whole until its first words, where the scanner may find it).
+fn glanced(
+    operation: Operation,
+    event: &[u8],
+    layout: &mut Layout,
+    reader: &mut Reader<'_>,
+) -> bool {
+    let (content, reason) = match operation.glance(event, layout) {
+        Glance::Words { content } => (content, None),
+        Glance::Last { content, reason } => (content, Some(reason)),
+        Glance::More => return false,
+    };
+    let seen = &mut *reader.seen;
+    if seen.response_model.is_none()
+        && seen.first_content.is_none()
+        && matches!(operation, Operation::Chat | Operation::TextCompletion)
+    {
+        let Some(model) = crate::chunk::model(event) else {
+            return false;
+        };
+        seen.response_model = Some(reader.config.model(model));
+    }
+    if let Some(reason) = reason {
+        seen.finish_reason = finish_reason(reason).or(seen.finish_reason);
+    }
+    if content {
+        seen.content_chunks += 1;
+        seen.first_content.get_or_insert_with(Instant::now);
+    }
+    true
+}
+
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn config() -> Arc<Config> {
@@ -524,6 +553,13 @@ mod tests {
             byte_by_byte.data(byte);
         }
         assert_eq!(summary(&byte_by_byte.seen), expected, "byte by byte");
+    }
+
+    /// What a stream read by `operation`'s readers showed, in one piece.
+    pub(crate) fn read(operation: Operation, stream: &[u8]) -> String {
+        let mut recording = streamed_as(&config(), operation);
+        recording.data(stream);
+        summary(&recording.seen)
     }
 
     /// Reads `stream` whole, split at every byte and byte by byte, and
