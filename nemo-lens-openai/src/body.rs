@@ -17,6 +17,12 @@ use crate::recording::{store_model, ModelSlot, Recording, SpanSlot, BODY_ERROR};
 /// no HTTP body of bytes is), so that the reader can stop rather than read
 /// a frame with a hole in it.
 fn each_piece(data: &impl Buf, mut read: impl FnMut(&[u8])) -> bool {
+    // Most frames are one piece (`Bytes`): read in place.
+    let first = data.chunk();
+    if first.len() == data.remaining() {
+        read(first);
+        return true;
+    }
     let mut pieces = [std::io::IoSlice::new(&[]); 8];
     let filled = data.chunks_vectored(&mut pieces);
     let whole = pieces[..filled].iter().map(|p| p.len()).sum::<usize>() == data.remaining();
@@ -214,5 +220,36 @@ impl<B: Body> Body for MeteredBody<B> {
 
     fn size_hint(&self) -> SizeHint {
         self.inner.size_hint()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use bytes::{Buf, Bytes};
+
+    use super::each_piece;
+
+    fn pieces(data: &impl Buf) -> (Vec<Vec<u8>>, bool) {
+        let mut read = Vec::new();
+        let whole = each_piece(data, |piece| read.push(piece.to_vec()));
+        (read, whole)
+    }
+
+    #[test]
+    fn a_frame_is_read_in_its_pieces_or_not_at_all() {
+        let one = Bytes::from_static(b"data: {}\n\n");
+        assert_eq!(pieces(&one), (vec![b"data: {}\n\n".to_vec()], true));
+        let two = Bytes::from_static(b"data: ").chain(Bytes::from_static(b"{}\n\n"));
+        assert_eq!(
+            pieces(&two),
+            (vec![b"data: ".to_vec(), b"{}\n\n".to_vec()], true)
+        );
+        // More pieces than are looked at: none is read, and the reader is
+        // told to stop.
+        let mut many: Box<dyn Buf> = Box::new(Bytes::from_static(b"0"));
+        for piece in [b"1", b"2", b"3", b"4", b"5", b"6", b"7", b"8"] {
+            many = Box::new(many.chain(Bytes::from_static(piece)));
+        }
+        assert_eq!(pieces(&many), (Vec::new(), false));
     }
 }

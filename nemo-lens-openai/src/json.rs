@@ -173,7 +173,17 @@ fn to_quote_or_escape(rest: &[u8]) -> usize {
     memchr::memchr2(b'"', b'\\', rest).unwrap_or(rest.len())
 }
 
+#[inline]
 fn field_of(path: &[Seg]) -> Option<Field> {
+    // No field's path ends in an array element or a key the scanner does
+    // not know: most values end there, and need no look-up.
+    match path.last() {
+        Some(Seg::Index | Seg::Key(Key::Other)) => None,
+        _ => field_of_known(path),
+    }
+}
+
+fn field_of_known(path: &[Seg]) -> Option<Field> {
     use Key::*;
     use Seg::Key as K;
     // The Responses API's events carry the response object under
@@ -423,50 +433,31 @@ impl JsonScan {
                 State::AfterValue => {
                     match (b, self.open()) {
                         (b',', Some(Seg::Index)) => self.state = State::Value,
+                        // `,"` as compact JSON writes it: the key at once.
+                        (b',', Some(Seg::Key(_))) if bytes.get(i + 1) == Some(&b'"') => {
+                            i = self.key(bytes, i + 2);
+                            continue;
+                        }
                         (b',', Some(Seg::Key(_))) => self.state = State::KeyStart,
                         (b'}', Some(Seg::Key(_))) | (b']', Some(Seg::Index)) => self.close(),
                         _ => self.state = State::Stopped,
                     }
                     i += 1;
                 }
-                State::KeyOrEnd | State::KeyStart => {
-                    match b {
-                        b'"' => {
-                            self.key_len = 0;
-                            self.state = State::Key { escape: false };
-                        }
-                        b'}' if self.state == State::KeyOrEnd => self.close(),
-                        _ => self.state = State::Stopped,
+                State::KeyOrEnd | State::KeyStart => match b {
+                    b'"' => i = self.key(bytes, i + 1),
+                    b'}' if self.state == State::KeyOrEnd => {
+                        self.close();
+                        i += 1;
                     }
-                    i += 1;
-                }
+                    _ => self.state = State::Stopped,
+                },
                 State::Key { escape: true } => {
                     self.key_bytes(&[b]);
                     self.state = State::Key { escape: false };
-                    i += 1;
+                    i = self.key_rest(bytes, i + 1);
                 }
-                State::Key { escape: false } => {
-                    let rest = &bytes[i..];
-                    let run = to_quote_or_escape(rest);
-                    self.key_bytes(&rest[..run]);
-                    i += run;
-                    match bytes.get(i) {
-                        Some(b'\\') => {
-                            self.key_bytes(b"\\");
-                            self.state = State::Key { escape: true };
-                        }
-                        Some(_) => {
-                            let key = match self.key_len {
-                                len if len <= KEY_MAX => Key::of(&self.key[..len]),
-                                _ => Key::Other,
-                            };
-                            self.set_member(Seg::Key(key));
-                            self.state = State::Colon;
-                        }
-                        None => return,
-                    }
-                    i += 1;
-                }
+                State::Key { escape: false } => i = self.key_rest(bytes, i),
                 State::Colon => {
                     self.state = if b == b':' {
                         State::Value
@@ -475,6 +466,59 @@ impl JsonScan {
                     };
                     i += 1;
                 }
+            }
+        }
+    }
+
+    /// Starts a key whose opening quote came before `i`; see
+    /// [`key_rest`](Self::key_rest).
+    #[inline]
+    fn key(&mut self, bytes: &[u8], i: usize) -> usize {
+        self.key_len = 0;
+        self.key_rest(bytes, i)
+    }
+
+    /// Reads a key from `i` to its closing quote, and the `:` after it when
+    /// it follows at once (compact JSON); the index after what was read.
+    #[inline]
+    fn key_rest(&mut self, bytes: &[u8], i: usize) -> usize {
+        let rest = &bytes[i..];
+        let run = to_quote_or_escape(rest);
+        let name = &rest[..run];
+        let i = i + run;
+        match bytes.get(i) {
+            Some(b'\\') => {
+                self.key_bytes(name);
+                self.key_bytes(b"\\");
+                self.state = State::Key { escape: true };
+                i + 1
+            }
+            Some(_) => {
+                // A key read in one piece is looked up where it lies.
+                let key = match self.key_len {
+                    0 if name.len() <= KEY_MAX => Key::of(name),
+                    0 => Key::Other,
+                    _ => {
+                        self.key_bytes(name);
+                        match self.key_len {
+                            len if len <= KEY_MAX => Key::of(&self.key[..len]),
+                            _ => Key::Other,
+                        }
+                    }
+                };
+                self.set_member(Seg::Key(key));
+                if bytes.get(i + 1) == Some(&b':') {
+                    self.state = State::Value;
+                    i + 2
+                } else {
+                    self.state = State::Colon;
+                    i + 1
+                }
+            }
+            None => {
+                self.key_bytes(name);
+                self.state = State::Key { escape: false };
+                i
             }
         }
     }
