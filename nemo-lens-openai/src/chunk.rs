@@ -6,12 +6,14 @@
 //! finish reason of the last. Every chunk that generates text has
 //! `"finish_reason"`, `null` until the last one, which names a string. A
 //! chunk without it (usage after the last, an error) or with another value
-//! is read whole by the [`JsonScan`](crate::json::JsonScan), and so is a
-//! last one that carries `usage` or an `error`, or more than one finish
-//! reason. For the others, two look-ups answer: where the previous chunk of
-//! the stream had its finish reason (counted from the end) and its content
-//! (from the start), since one serializer writes every chunk of a stream
-//! the same way; SIMD searches when that misses.
+//! is read whole by the [`JsonScan`](crate::json::JsonScan). So is a last
+//! chunk, and any chunk before the first content, that carries `usage` or
+//! an `error`, or more than one finish reason: three searches that a chunk
+//! in the middle of the stream is spared. For those, two look-ups answer:
+//! where the previous chunk of the stream had its finish reason (counted
+//! from the end) and its content (from the start), since one serializer
+//! writes every chunk of a stream the same way; SIMD searches when that
+//! misses.
 //!
 //! The Responses and Messages APIs name each event's type instead
 //! ([`glance_typed`]): an event of a type that only ever carries generated
@@ -73,8 +75,9 @@ pub(crate) struct Layout {
     type_at: Option<usize>,
 }
 
-/// Glances at one chunk's JSON, `layout` remembering where its keys were.
-pub(crate) fn glance<'a>(chunk: &'a [u8], layout: &mut Layout) -> Glance<'a> {
+/// Glances at one chunk's JSON, `layout` remembering where its keys were;
+/// `first`: no content came before it (see the module docs).
+pub(crate) fn glance<'a>(chunk: &'a [u8], layout: &mut Layout, first: bool) -> Glance<'a> {
     let keys = &*KEYS;
     let finish = layout
         .finish_from_end
@@ -88,9 +91,14 @@ pub(crate) fn glance<'a>(chunk: &'a [u8], layout: &mut Layout) -> Glance<'a> {
             Some((at, value))
         });
     let reason = match finish {
-        Some((_, value)) if value.starts_with(b"null") => None,
+        Some((at, value)) if value.starts_with(b"null") => {
+            if first && !is_plain(chunk, at) {
+                return Glance::More;
+            }
+            None
+        }
         Some((at, value)) => match plain_string(value) {
-            Some(reason) if is_only_last(chunk, at) => Some(reason),
+            Some(reason) if is_plain(chunk, at) => Some(reason),
             _ => return Glance::More,
         },
         None => return Glance::More,
@@ -102,10 +110,10 @@ pub(crate) fn glance<'a>(chunk: &'a [u8], layout: &mut Layout) -> Glance<'a> {
     }
 }
 
-/// Whether the finish reason at `at` is the chunk's only one, and the chunk
-/// carries no `usage` and no `error` (a server that reports usage in every
-/// chunk, or fails as it ends).
-fn is_only_last(chunk: &[u8], at: usize) -> bool {
+/// Whether the finish reason at `at` is the chunk's only one (one choice),
+/// and the chunk carries no `usage` and no `error` (a server that reports
+/// usage in every chunk, or fails as it ends).
+fn is_plain(chunk: &[u8], at: usize) -> bool {
     let keys = &*KEYS;
     let mut reasons = keys.finish_reason.find_iter(chunk);
     let only = reasons.next() == Some(at) && reasons.next().is_none();
@@ -133,11 +141,15 @@ fn has_content(chunk: &[u8], candidates: &[Finder<'static>], layout: &mut Layout
 }
 
 /// A chunk's `model`, as written between the quotes: its first `"model"`
-/// key, which chat and completions chunks write at the top and nowhere
-/// else. `None` when it has none, or one that only reading the chunk whole
-/// reports as the scanner would (escapes, or longer than it keeps).
+/// key, when no object or array opens before it but the chunk's own (so
+/// the key is the chunk's, not a nested one's). `None` when it has none,
+/// or one that only reading the chunk whole reports as the scanner would
+/// (after a nested object, with escapes, or longer than it keeps).
 pub(crate) fn model(chunk: &[u8]) -> Option<&[u8]> {
-    let (_, value) = first_value(chunk, &KEYS.model)?;
+    let (at, value) = first_value(chunk, &KEYS.model)?;
+    if memchr::memchr2_iter(b'{', b'[', &chunk[..at]).count() != 1 {
+        return None;
+    }
     plain_string(value).filter(|model| model.len() <= crate::json::CAPTURE_MAX)
 }
 
@@ -260,29 +272,29 @@ mod tests {
     fn an_ordinary_chunk_is_words_with_or_without_content() {
         let chunk = br#"{"id":"c","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":" word"},"finish_reason":null}]}"#;
         assert_eq!(
-            glance(chunk, &mut Layout::default()),
+            glance(chunk, &mut Layout::default(), false),
             Glance::Words { content: true }
         );
         let spaced =
             br#"{"choices": [{"index": 0, "delta": {"content": " word"}, "finish_reason": null}]}"#;
         assert_eq!(
-            glance(spaced, &mut Layout::default()),
+            glance(spaced, &mut Layout::default(), false),
             Glance::Words { content: true }
         );
         let completion = br#"{"choices":[{"text":"x","finish_reason":null}]}"#;
         assert_eq!(
-            glance(completion, &mut Layout::default()),
+            glance(completion, &mut Layout::default(), false),
             Glance::Words { content: true }
         );
         let reasoning = br#"{"choices":[{"delta":{"content":null,"reasoning_content":"hmm"},"finish_reason":null}]}"#;
         assert_eq!(
-            glance(reasoning, &mut Layout::default()),
+            glance(reasoning, &mut Layout::default(), false),
             Glance::Words { content: true }
         );
         let role =
             br#"{"choices":[{"delta":{"role":"assistant","content":""},"finish_reason":null}]}"#;
         assert_eq!(
-            glance(role, &mut Layout::default()),
+            glance(role, &mut Layout::default(), false),
             Glance::Words { content: false }
         );
     }
@@ -291,7 +303,7 @@ mod tests {
     fn a_last_chunk_is_glanced_unless_it_carries_more() {
         let last = br#"{"choices":[{"delta":{"content":"."},"finish_reason":"stop"}]}"#;
         assert_eq!(
-            glance(last, &mut Layout::default()),
+            glance(last, &mut Layout::default(), false),
             Glance::Last {
                 content: true,
                 reason: b"stop"
@@ -299,7 +311,7 @@ mod tests {
         );
         let spaced = br#"{"choices": [{"delta": {}, "finish_reason" : "length"}], "usage": null}"#;
         assert_eq!(
-            glance(spaced, &mut Layout::default()),
+            glance(spaced, &mut Layout::default(), false),
             Glance::Last {
                 content: false,
                 reason: b"length"
@@ -316,7 +328,7 @@ mod tests {
         ];
         for chunk in more {
             assert_eq!(
-                glance(chunk, &mut Layout::default()),
+                glance(chunk, &mut Layout::default(), false),
                 Glance::More,
                 "{}",
                 String::from_utf8_lossy(chunk)
@@ -325,7 +337,7 @@ mod tests {
         // Words that name the keys are not keys.
         let quoted = br#"{"choices":[{"delta":{"content":"\"usage\": \"error\":"},"finish_reason":"stop"}]}"#;
         assert_eq!(
-            glance(quoted, &mut Layout::default()),
+            glance(quoted, &mut Layout::default(), false),
             Glance::Last {
                 content: true,
                 reason: b"stop"
@@ -336,11 +348,36 @@ mod tests {
     #[test]
     fn usage_after_the_last_or_an_error_is_read_whole() {
         let usage = br#"{"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2}}"#;
-        assert_eq!(glance(usage, &mut Layout::default()), Glance::More);
+        assert_eq!(glance(usage, &mut Layout::default(), false), Glance::More);
         let error = br#"{"error":{"message":"boom"}}"#;
-        assert_eq!(glance(error, &mut Layout::default()), Glance::More);
+        assert_eq!(glance(error, &mut Layout::default(), false), Glance::More);
         let odd = br#"{"choices":[{"delta":{},"finish_reason":7}]}"#;
-        assert_eq!(glance(odd, &mut Layout::default()), Glance::More);
+        assert_eq!(glance(odd, &mut Layout::default(), false), Glance::More);
+    }
+
+    #[test]
+    fn before_the_first_content_any_chunk_that_may_carry_more_is_read_whole() {
+        // vLLM's role chunk with continuous usage stats; an error beside
+        // words; two choices in one chunk.
+        let more: [&[u8]; 3] = [
+            br#"{"choices":[{"delta":{"role":"assistant","content":""},"finish_reason":null}],"usage":{"prompt_tokens":7}}"#,
+            br#"{"choices":[{"delta":{"content":"x"},"finish_reason":null}],"error":{"message":"boom"}}"#,
+            br#"{"choices":[{"index":0,"delta":{},"finish_reason":null},{"index":1,"delta":{},"finish_reason":"stop"}]}"#,
+        ];
+        for chunk in more {
+            let text = String::from_utf8_lossy(chunk);
+            assert_eq!(
+                glance(chunk, &mut Layout::default(), true),
+                Glance::More,
+                "{text}"
+            );
+        }
+        // Without them, the first chunks are glanced at like the others.
+        let role = br#"{"choices":[{"delta":{"role":"assistant","content":""},"finish_reason":null}],"usage":null}"#;
+        assert_eq!(
+            glance(role, &mut Layout::default(), true),
+            Glance::Words { content: false }
+        );
     }
 
     #[test]
@@ -354,7 +391,11 @@ mod tests {
             r#"{{"model":"{}"}}"#,
             "m".repeat(crate::json::CAPTURE_MAX + 1)
         );
-        let none: [&[u8]; 5] = [
+        let none: [&[u8]; 7] = [
+            // A nested object's model first, or any object or array before
+            // the model: whose it is, only the scanner knows.
+            br#"{"choices":[{"x":{"model":"a"}}],"model":"b"}"#,
+            br#"{"choices":[],"model":"b"}"#,
             br#"{"choices":[]}"#,
             br#"{"model":null}"#,
             br#"{"model":"a\/b"}"#,
@@ -371,14 +412,14 @@ mod tests {
         // The words "finish_reason" and "content" quoted in generated text.
         let chunk = br#"{"choices":[{"delta":{"content":"the \"finish_reason\": \"\" field"},"finish_reason":null}]}"#;
         assert_eq!(
-            glance(chunk, &mut Layout::default()),
+            glance(chunk, &mut Layout::default(), false),
             Glance::Words { content: true }
         );
         // Logprobs carry a "content" array: not text.
         let logprobs =
             br#"{"choices":[{"delta":{},"logprobs":{"content":[]},"finish_reason":null}]}"#;
         assert_eq!(
-            glance(logprobs, &mut Layout::default()),
+            glance(logprobs, &mut Layout::default(), false),
             Glance::Words { content: false }
         );
     }
@@ -388,15 +429,21 @@ mod tests {
         let mut layout = Layout::default();
         let a =
             br#"{"choices":[{"delta":{"content":" a"},"finish_reason":null,"index":0}],"id":"c1"}"#;
-        assert_eq!(glance(a, &mut layout), Glance::Words { content: true });
+        assert_eq!(
+            glance(a, &mut layout, false),
+            Glance::Words { content: true }
+        );
         assert!(layout.finish_from_end.is_some() && layout.content_at.is_some());
         // Longer content: the finish reason moved from the start, not from the end.
         let b = br#"{"choices":[{"delta":{"content":" longer words"},"finish_reason":null,"index":0}],"id":"c1"}"#;
-        assert_eq!(glance(b, &mut layout), Glance::Words { content: true });
+        assert_eq!(
+            glance(b, &mut layout, false),
+            Glance::Words { content: true }
+        );
         // The last chunk: same layout, another value.
         let c = br#"{"choices":[{"delta":{"content":"."},"finish_reason":"stop","index":0}],"id":"c1"}"#;
         assert_eq!(
-            glance(c, &mut layout),
+            glance(c, &mut layout, false),
             Glance::Last {
                 content: true,
                 reason: b"stop"
@@ -404,8 +451,14 @@ mod tests {
         );
         // Another layout altogether: the searches find it.
         let d = br#"{"id": "c2", "choices": [{"index": 0, "finish_reason": null, "delta": {"content": ""}}]}"#;
-        assert_eq!(glance(d, &mut layout), Glance::Words { content: false });
+        assert_eq!(
+            glance(d, &mut layout, false),
+            Glance::Words { content: false }
+        );
         let e = br#"{"id": "c2", "choices": [{"index": 0, "finish_reason": null, "delta": {"content": "x"}}]}"#;
-        assert_eq!(glance(e, &mut layout), Glance::Words { content: true });
+        assert_eq!(
+            glance(e, &mut layout, false),
+            Glance::Words { content: true }
+        );
     }
 }

@@ -303,7 +303,8 @@ impl JsonScan {
         self.field = None;
     }
 
-    /// Whether the document ended, or could not be read.
+    /// Whether the document ended, could not be read, or gave the sink all
+    /// it wanted ([`Sink::is_done`]).
     pub(crate) fn is_stopped(&self) -> bool {
         self.state == State::Stopped
     }

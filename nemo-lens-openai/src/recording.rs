@@ -77,10 +77,11 @@ impl Operation {
         }
     }
 
-    /// How a stream's events are glanced at.
-    fn glance<'a>(self, event: &'a [u8], layout: &mut Layout) -> Glance<'a> {
+    /// How a stream's events are glanced at; `first`: no content came
+    /// before this one.
+    fn glance<'a>(self, event: &'a [u8], layout: &mut Layout, first: bool) -> Glance<'a> {
         match self {
-            Operation::Chat | Operation::TextCompletion => glance(event, layout),
+            Operation::Chat | Operation::TextCompletion => glance(event, layout, first),
             Operation::Responses => responses::glance(event, layout),
             Operation::Messages => messages::glance(event, layout),
             // Never streamed: every event is read whole.
@@ -438,23 +439,25 @@ fn read_event(
 }
 
 /// Reads what a glance finds of `event`: `false` when it must be read
-/// whole. Until the first content, a chat or completions chunk must also
-/// name the model (each names it; a stream whose chunks do not is read
-/// whole until its first words, where the scanner may find it).
+/// whole. Until the first content, while the response's model is unknown,
+/// a chat or completions chunk must also name it plainly (each names it; a
+/// stream whose chunks do not is read whole until its first words, where
+/// the scanner may find it).
 fn glanced(
     operation: Operation,
     event: &[u8],
     layout: &mut Layout,
     reader: &mut Reader<'_>,
 ) -> bool {
-    let (content, reason) = match operation.glance(event, layout) {
+    let first = reader.seen.first_content.is_none();
+    let (content, reason) = match operation.glance(event, layout, first) {
         Glance::Words { content } => (content, None),
         Glance::Last { content, reason } => (content, Some(reason)),
         Glance::More => return false,
     };
     let seen = &mut *reader.seen;
-    if seen.response_model.is_none()
-        && seen.first_content.is_none()
+    if first
+        && seen.response_model.is_none()
         && matches!(operation, Operation::Chat | Operation::TextCompletion)
     {
         let Some(model) = crate::chunk::model(event) else {
