@@ -303,9 +303,11 @@ impl Recording {
                     )
                 });
                 // One clock read per piece of the body that had content,
-                // not per chunk.
+                // not per chunk: the first content's time too.
                 if seen.content_chunks != before {
-                    seen.last_content = Some(Instant::now());
+                    let now = Instant::now();
+                    seen.first_content.get_or_insert(now);
+                    seen.last_content = Some(now);
                 }
             }
             Mode::Document(scan) => scan.feed(bytes, &mut Reader { seen, config }),
@@ -434,7 +436,6 @@ fn read_event(
     scan.finish(reader);
     if reader.seen.chunk_content {
         reader.seen.content_chunks += 1;
-        reader.seen.first_content.get_or_insert_with(Instant::now);
     }
 }
 
@@ -449,7 +450,7 @@ fn glanced(
     layout: &mut Layout,
     reader: &mut Reader<'_>,
 ) -> bool {
-    let first = reader.seen.first_content.is_none();
+    let first = reader.seen.content_chunks == 0;
     let (content, reason) = match operation.glance(event, layout, first) {
         Glance::Words { content } => (content, None),
         Glance::Last { content, reason } => (content, Some(reason)),
@@ -470,7 +471,6 @@ fn glanced(
     }
     if content {
         seen.content_chunks += 1;
-        seen.first_content.get_or_insert_with(Instant::now);
     }
     true
 }
