@@ -124,6 +124,7 @@ fn is_plain(chunk: &[u8], at: usize) -> bool {
 }
 
 /// Whether one of a chunk's content keys holds a non-empty string.
+#[inline(always)]
 fn has_content(chunk: &[u8], candidates: &[Finder<'static>], layout: &mut Layout) -> bool {
     if let Some((key, at)) = layout.content_at
         && let Some(value) = candidates.get(key).and_then(|k| value_at(chunk, at, k))

@@ -444,6 +444,7 @@ fn read_event(
 /// a chat or completions chunk must also name it plainly (each names it; a
 /// stream whose chunks do not is read whole until its first words, where
 /// the scanner may find it).
+#[inline(always)]
 fn glanced(
     operation: Operation,
     event: &[u8],
