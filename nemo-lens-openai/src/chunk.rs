@@ -9,7 +9,10 @@
 //! is read whole by the [`JsonScan`](crate::json::JsonScan). So is a last
 //! chunk, and any chunk before the first content, that carries `usage` or
 //! an `error`, or more than one finish reason: three searches that a chunk
-//! in the middle of the stream is spared. For those, two look-ups answer:
+//! in the middle of the stream is spared. (So usage that a server writes in
+//! every chunk, as vLLM's continuous usage stats do, is read from the last
+//! one, which has the totals; a stream cut before its last chunk loses
+//! them.) For those, two look-ups answer:
 //! where the previous chunk of the stream had its finish reason (counted
 //! from the end) and its content (from the start), since one serializer
 //! writes every chunk of a stream the same way; SIMD searches when that
