@@ -42,6 +42,14 @@ impl Harness {
         latest_points(&self.exporter)
     }
 
+    /// The one point of the latest export; panics, listing what was
+    /// exported, when there is none or more than one.
+    pub fn only_point(&self) -> Point {
+        let mut points = self.points();
+        assert_eq!(points.len(), 1, "{points:#?}");
+        points.remove(0)
+    }
+
     /// The points of instrument `name`.
     pub fn points_of(&self, name: &str) -> Vec<Point> {
         self.points()

@@ -40,11 +40,10 @@ fn records_only_the_fields_that_are_some() {
     RlMetrics::default()
         .reward_mean(0.75)
         .record(&harness.meter);
-    let points = harness.points();
-    assert_eq!(points.len(), 1, "{points:#?}");
-    assert_eq!(points[0].name, "rl.reward.mean");
-    assert_eq!(points[0].number(), 0.75);
-    assert!(points[0].attributes.is_empty());
+    let point = harness.only_point();
+    assert_eq!(point.name, "rl.reward.mean");
+    assert_eq!(point.number(), 0.75);
+    assert!(point.attributes.is_empty());
 }
 
 #[test]
@@ -191,9 +190,8 @@ fn non_finite_values_are_dropped_and_counted_without_losing_the_rest() {
         .policy_loss(0.3)
         .rollout_duration_ms(f64::INFINITY)
         .record(&harness.meter);
-    let points = harness.points();
-    assert_eq!(points.len(), 1, "{points:#?}");
-    assert_eq!(points[0].name, "rl.policy_loss");
+    let point = harness.only_point();
+    assert_eq!(point.name, "rl.policy_loss");
     let set = harness.meter.instruments::<RlMetrics>().unwrap();
     assert_eq!(set.dropped_measurements(), 2);
 }
@@ -357,11 +355,10 @@ fn a_lone_histogram_field_exports_only_its_series() {
     TrainMetrics::default()
         .step_time(0.7_f32)
         .record(&harness.meter);
-    let points = harness.points();
-    assert_eq!(points.len(), 1, "{points:#?}");
-    assert_eq!(points[0].name, "train.step_time");
-    assert_eq!(points[0].str_attr("train.phase"), Some("train"));
-    let Value::Histogram { bucket_counts, .. } = &points[0].value else {
+    let point = harness.only_point();
+    assert_eq!(point.name, "train.step_time");
+    assert_eq!(point.str_attr("train.phase"), Some("train"));
+    let Value::Histogram { bucket_counts, .. } = &point.value else {
         panic!("histogram expected");
     };
     assert_eq!(bucket_counts, &[0, 1, 0, 0, 0]);

@@ -35,6 +35,15 @@ fn span_context(ids: SpanIds, flags: TraceFlags) -> SpanContext {
     )
 }
 
+/// A `latency` histogram of `capture`'s meter, buckets at 1.5 and 2.5.
+fn latency(capture: &Capture) -> nemo_lens::owned::Histogram<f64> {
+    capture
+        .meter()
+        .f64_histogram("latency")
+        .with_boundaries(vec![1.5, 2.5])
+        .build()
+}
+
 /// The exemplar written on each line of an OpenMetrics exposition, by the
 /// line's sample: `(sample with labels, exemplar)`.
 fn exemplar_lines(text: &str) -> Vec<(&str, &str)> {
@@ -146,11 +155,7 @@ fn always_off_keeps_none_and_always_on_keeps_records_outside_spans() {
 #[test]
 fn the_current_context_or_one_given_names_the_span() {
     let capture = Capture::new();
-    let histogram = capture
-        .meter()
-        .f64_histogram("latency")
-        .with_boundaries(vec![1.5, 2.5])
-        .build();
+    let histogram = latency(&capture);
     let ids = span(9);
     let sampled = span_context(ids, TraceFlags::SAMPLED);
     let unsampled = span_context(span(10), TraceFlags::default());
@@ -353,11 +358,7 @@ mod own_observer {
     /// span only, and every value is counted.
     fn records_in_and_out_of_a_span() {
         let capture = Capture::new();
-        let histogram = capture
-            .meter()
-            .f64_histogram("latency")
-            .with_boundaries(vec![1.5, 2.5])
-            .build();
+        let histogram = latency(&capture);
         let ids = span(21);
         let sampled =
             Context::new().with_remote_span_context(span_context(ids, TraceFlags::SAMPLED));
