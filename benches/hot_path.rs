@@ -15,6 +15,9 @@
 //!   on a meter. `scripts/bench_exemplars.sh` runs this binary against the
 //!   same one built with `RUSTFLAGS="--cfg nemo_lens_no_exemplars"` (no
 //!   exemplar storage or code at all) for the ratios to that.
+//! - `histogram stripe`: a record into a series' first cell by the thread
+//!   that owns it, against a record by another thread (into a stripe of its
+//!   own): the second thread's price on one series.
 //!
 //! This machine's speed drifts within seconds, so the two sides of a pair
 //! are timed in alternating blocks (20,000 calls each, the order swapped
@@ -285,6 +288,31 @@ mod histogram {
         )
     }
 
+    /// A record by the thread that owns a series' first cell against one
+    /// by a thread that does not, which writes a stripe of its own: what
+    /// the second of two threads on one series pays per record, which
+    /// bounds their throughput over one thread's (`threads`, one series).
+    pub fn stripes() -> Pair {
+        let owned = cells::Histogram::<f64>::new(BOUNDS.into());
+        owned.record(VALUES[0]);
+        let striped = cells::Histogram::<f64>::new(BOUNDS.into());
+        // Owned by a thread that has ended; this thread's number, drawn
+        // above, is not its.
+        std::thread::scope(|scope| {
+            scope.spawn(|| striped.record(VALUES[0]));
+        });
+        (
+            Side {
+                name: "owner",
+                call: Box::new(move |i| owned.record(VALUES[i & 7])),
+            },
+            Side {
+                name: "stripe",
+                call: Box::new(move |i| striped.record(VALUES[i & 7])),
+            },
+        )
+    }
+
     pub fn sets() -> Pair {
         (
             set(ExemplarFilter::AlwaysOff, "always_off"),
@@ -301,11 +329,12 @@ fn main() {
             .and_then(|i| args.get(i + 1).cloned())
     };
     let only = value("--only");
-    let pairs: [(&str, MakePair); 4] = [
+    let pairs: [(&str, MakePair); 5] = [
         ("rl", rl::sides),
         ("inference", inference::sides),
         ("histogram cell", histogram::cells),
         ("histogram set", histogram::sets),
+        ("histogram stripe", histogram::stripes),
     ];
     if let Some(calls) = value("--calls").and_then(|n| n.parse::<usize>().ok()) {
         // One side alone, for an instruction count.

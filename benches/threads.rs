@@ -10,9 +10,12 @@
 //!
 //! Each measurement is a window of wall-clock time (bounded in time and in
 //! count) in which every thread records as fast as it can; windows of the
-//! different thread counts alternate, round after round, and the median of
-//! the rounds is printed: total records per second over all threads, and
-//! its ratio to one thread.
+//! different thread counts alternate, round after round. Printed: the
+//! median of the rounds' total records per second over all threads, and the
+//! median of the rounds' ratios to the first count's window of the same
+//! round, with their range. A ratio is taken within a round, from windows
+//! a fraction of a second apart, so that a stretch of a shared machine's
+//! noise falls on both sides of it rather than on one count's median.
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -29,8 +32,8 @@ use nemo_lens::{Instruments, Meter};
 
 mod support;
 
-const WINDOW: Duration = Duration::from_millis(200);
-const ROUNDS: usize = 5;
+const WINDOW: Duration = Duration::from_millis(150);
+const ROUNDS: usize = 9;
 /// Records one thread makes in one window, at most.
 const MAX_OPS: u64 = 200_000_000;
 const BATCH: u64 = 64;
@@ -135,8 +138,8 @@ fn median(mut samples: Vec<f64>) -> f64 {
     samples[samples.len() / 2]
 }
 
-/// The median throughput for each thread count, windows alternating.
-fn measure(counts: &[usize], work: &(dyn Fn(usize, u64) + Sync)) -> Vec<f64> {
+/// Each count's rates, one per round, windows alternating.
+fn measure(counts: &[usize], work: &(dyn Fn(usize, u64) + Sync)) -> Vec<Vec<f64>> {
     let max = counts.iter().copied().max().unwrap_or(1);
     for t in 0..max {
         work(t, 0);
@@ -152,15 +155,31 @@ fn measure(counts: &[usize], work: &(dyn Fn(usize, u64) + Sync)) -> Vec<f64> {
             samples[i].push(throughput(counts[i], work));
         }
     }
-    samples.into_iter().map(median).collect()
+    samples
 }
 
-fn report(row: &str, mode: &str, counts: &[usize], rates: &[f64]) {
-    let base = rates[0];
+/// Prints each count's median rate and the median of its per-round ratios
+/// to the first count (with their range).
+fn report(row: &str, mode: &str, counts: &[usize], samples: &[Vec<f64>]) {
     let cells: Vec<String> = counts
         .iter()
-        .zip(rates)
-        .map(|(t, r)| format!("{t}: {:.2} M/s ({:.2}x)", r / 1e6, r / base))
+        .zip(samples)
+        .enumerate()
+        .map(|(i, (t, rates))| {
+            let ratios: Vec<f64> = rates.iter().zip(&samples[0]).map(|(r, b)| r / b).collect();
+            let (low, high) = ratios
+                .iter()
+                .fold((f64::MAX, f64::MIN), |(l, h), r| (l.min(*r), h.max(*r)));
+            let rate = median(rates.clone()) / 1e6;
+            if i == 0 {
+                format!("{t}: {rate:.2} M/s (1.00x)")
+            } else {
+                format!(
+                    "{t}: {rate:.2} M/s ({:.2}x; rounds {low:.2}x-{high:.2}x)",
+                    median(ratios)
+                )
+            }
+        })
         .collect();
     println!("threads: {row} | {mode} | {}", cells.join(" | "));
 }
@@ -414,7 +433,7 @@ fn main() {
     }
 
     println!(
-        "threads: {} cores; thread counts {counts:?}; windows of {WINDOW:?}, median of {ROUNDS} rounds",
+        "threads: {} cores; thread counts {counts:?}; windows of {WINDOW:?}, {ROUNDS} rounds: median rate, median of the rounds' ratios",
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
     for row in &rows {

@@ -2,13 +2,16 @@
 # The example OpenAI server with telemetry on against the same binary with
 # telemetry off (NEMO_LENS_ENABLED=0): requests per second under wrk, 256
 # connections, requests that do no work (no time to first token, no time
-# between tokens, 8 tokens), unary and streamed, in alternating rounds.
+# between tokens, 8 tokens), unary and streamed, in alternating rounds, each
+# round run on, off, off, on (or off, on, on, off) in halves, so that
+# neither side has the better place in the round.
 # Prints each round and the median ratio on/off of each shape, in requests
 # per second and in the server's CPU time per request (user and system,
 # from /proc: steadier than a rate on a machine that others share).
 #
 # Usage: scripts/bench_serving.sh [ROUNDS [SECONDS [CONNECTIONS]]]
-#   defaults: 3 rounds of 5 s per shape and side, 256 connections.
+#   defaults: 3 rounds of 5 s per shape and side (two halves, each rounded
+#   up to whole seconds), 256 connections.
 # Needs wrk (Debian's package: `scripts/deps.sh wrk`). Both servers and
 # wrk bind or connect to 127.0.0.1 only; every round is bounded by SECONDS.
 set -euo pipefail
@@ -30,11 +33,11 @@ for shape in unary streamed; do
     ratios=()
     cpus=()
     for round in $(seq "$rounds"); do
-        # Alternate which side goes first, so drift in the machine falls on both.
+        # Alternate which side opens the round.
         if [ $((round % 2)) -eq 1 ]; then
-            read -r r_on c_on <<<"$(rate "$on" "$shape")"; read -r r_off c_off <<<"$(rate "$off" "$shape")"
+            read -r r_on c_on r_off c_off <<<"$(balanced "$on" "$off" "$shape")"
         else
-            read -r r_off c_off <<<"$(rate "$off" "$shape")"; read -r r_on c_on <<<"$(rate "$on" "$shape")"
+            read -r r_off c_off r_on c_on <<<"$(balanced "$off" "$on" "$shape")"
         fi
         ratio=$(python3 -c "print(f'{$r_on / $r_off:.3f}')")
         cpu_ratio=$(python3 -c "print(f'{$c_off / $c_on:.3f}')")

@@ -13,6 +13,9 @@
 # Usage: scripts/serving_instructions.sh [FEW [MANY]]   (defaults 50 250)
 #   SERVER=path/to/openai_server counts that build instead of building one
 #   (an older commit's, to compare).
+#   KEEP=DIR keeps callgrind's outputs there (cg.ENABLED.STREAM.REQUESTS),
+#   to see where the difference goes: `callgrind_annotate --inclusive=yes`
+#   on each, a function's count in the MANY run less its count in the FEW.
 # Needs valgrind (Debian's package: `scripts/deps.sh valgrind`), curl and
 # python3.
 # The server binds 127.0.0.1 only.
@@ -71,6 +74,10 @@ count() { # count ENABLED STREAM REQUESTS -> instructions of the whole run
     done
     kill -TERM "$pid" 2>/dev/null || true
     wait "$pid" || true
+    if [ -n "${KEEP:-}" ]; then
+        mkdir -p "$KEEP"
+        cp "$out" "$KEEP/"
+    fi
     awk '/^summary:/ {print $2; exit}' "$out"
 }
 

@@ -3,7 +3,8 @@
 # no work, and the server's CPU time per request from /proc.
 #
 # Defines: work (a temporary directory, removed at exit with the servers),
-# start_server, rate, warm. The caller sets `connections`, `seconds`.
+# start_server, rate, balanced, warm. The caller sets `connections`,
+# `seconds`.
 
 command -v wrk >/dev/null || { echo "$(basename "$0"): wrk is missing: scripts/deps.sh wrk" >&2; exit 1; }
 
@@ -64,6 +65,45 @@ rate() { # rate PORT SHAPE -> "requests/s microseconds-of-server-CPU/request"
     echo "$out" | awk -v cpu=$((after - before)) -v tck="$ticks" '
         /requests in/ {n = $1} /^Requests\/sec:/ {r = $2}
         END {printf "%s %.2f\n", r, cpu * 1e6 / tck / n}'
+}
+
+sample() { # sample PORT SHAPE SECONDS -> "requests seconds cpu-ticks"
+    local before after out
+    before=$(cpu "$1")
+    out=$(wrk -t2 -c"$connections" -d"${3}s" --timeout 10s -s "$work/$2.lua" \
+        "http://127.0.0.1:$1")
+    after=$(cpu "$1")
+    echo "$out" | awk -v cpu=$((after - before)) '
+        /requests in/ {
+            n = $1; d = $4; sub(/,$/, "", d)
+            if (d ~ /ms$/) { sub(/ms$/, "", d); d /= 1000 }
+            else if (d ~ /m$/) { sub(/m$/, "", d); d *= 60 }
+            else { sub(/s$/, "", d) }
+        }
+        END {print n, d, cpu}'
+}
+
+# A round of two servers in the order A B B A, half of `seconds` each
+# (rounded up): each server runs once first and once last, so what favours
+# a run's place in the round (the second of two runs did better, by 1-3%,
+# in earlier rounds here) falls on both, as does a drift across the round.
+balanced() { # balanced PORT_A PORT_B SHAPE -> "rate-a cpu-a rate-b cpu-b" (req/s, us/request)
+    local half=$(((seconds + 1) / 2)) a1 b1 b2 a2
+    a1=$(sample "$1" "$3" "$half")
+    b1=$(sample "$2" "$3" "$half")
+    b2=$(sample "$2" "$3" "$half")
+    a2=$(sample "$1" "$3" "$half")
+    python3 - "$ticks" "$a1" "$a2" "$b1" "$b2" <<'PY'
+import sys
+tck = float(sys.argv[1])
+def side(*runs):
+    n = d = c = 0.0
+    for run in runs:
+        rn, rd, rc = map(float, run.split())
+        n, d, c = n + rn, d + rd, c + rc
+    return f"{n / d:.2f} {c * 1e6 / tck / n:.2f}"
+print(side(sys.argv[2], sys.argv[3]), side(sys.argv[4], sys.argv[5]))
+PY
 }
 
 warm() { # warm PORT SHAPE: connections, allocator, the first series made
