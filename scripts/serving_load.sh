@@ -3,7 +3,7 @@
 # no work, and the server's CPU time per request from /proc.
 #
 # Defines: work (a temporary directory, removed at exit with the servers),
-# start_server, rate, balanced, warm. The caller sets `connections`,
+# start_server, sample, rate, balanced, warm. The caller sets `connections`,
 # `seconds`.
 
 command -v wrk >/dev/null || { echo "$(basename "$0"): wrk is missing: scripts/deps.sh wrk" >&2; exit 1; }
@@ -56,17 +56,6 @@ cpu() { # cpu PORT -> the server's CPU time so far, in clock ticks
     awk '{print $14 + $15}' "/proc/$(cat "$work/$1.pid")/stat"
 }
 
-rate() { # rate PORT SHAPE -> "requests/s microseconds-of-server-CPU/request"
-    local before after out
-    before=$(cpu "$1")
-    out=$(wrk -t2 -c"$connections" -d"${seconds}s" --timeout 10s -s "$work/$2.lua" \
-        "http://127.0.0.1:$1")
-    after=$(cpu "$1")
-    echo "$out" | awk -v cpu=$((after - before)) -v tck="$ticks" '
-        /requests in/ {n = $1} /^Requests\/sec:/ {r = $2}
-        END {printf "%s %.2f\n", r, cpu * 1e6 / tck / n}'
-}
-
 sample() { # sample PORT SHAPE SECONDS -> "requests seconds cpu-ticks"
     local before after out
     before=$(cpu "$1")
@@ -83,6 +72,16 @@ sample() { # sample PORT SHAPE SECONDS -> "requests seconds cpu-ticks"
         END {print n, d, cpu}'
 }
 
+per_side() { # per_side SAMPLE... -> "requests/s microseconds-of-server-CPU/request" over them all
+    printf '%s\n' "$@" | awk -v tck="$ticks" '
+        {n += $1; d += $2; c += $3}
+        END {printf "%.2f %.2f\n", n / d, c * 1e6 / tck / n}'
+}
+
+rate() { # rate PORT SHAPE -> "requests/s microseconds-of-server-CPU/request"
+    per_side "$(sample "$1" "$2" "$seconds")"
+}
+
 # A round of two servers in the order A B B A, half of `seconds` each
 # (rounded up): each server runs once first and once last, so what favours
 # a run's place in the round (the second of two runs did better, by 1-3%,
@@ -93,17 +92,7 @@ balanced() { # balanced PORT_A PORT_B SHAPE -> "rate-a cpu-a rate-b cpu-b" (req/
     b1=$(sample "$2" "$3" "$half")
     b2=$(sample "$2" "$3" "$half")
     a2=$(sample "$1" "$3" "$half")
-    python3 - "$ticks" "$a1" "$a2" "$b1" "$b2" <<'PY'
-import sys
-tck = float(sys.argv[1])
-def side(*runs):
-    n = d = c = 0.0
-    for run in runs:
-        rn, rd, rc = map(float, run.split())
-        n, d, c = n + rn, d + rd, c + rc
-    return f"{n / d:.2f} {c * 1e6 / tck / n:.2f}"
-print(side(sys.argv[2], sys.argv[3]), side(sys.argv[4], sys.argv[5]))
-PY
+    echo "$(per_side "$a1" "$a2") $(per_side "$b1" "$b2")"
 }
 
 warm() { # warm PORT SHAPE: connections, allocator, the first series made
