@@ -149,7 +149,7 @@ pin_project! {
     pub struct MeteredBody<B> {
         #[pin]
         inner: B,
-        recording: Option<Recording>,
+        recording: Option<Box<Recording>>,
         // Bytes still to send when the length was declared: a server stops
         // polling, and drops the body, once it has sent that many.
         remaining: Option<u64>,
@@ -158,7 +158,11 @@ pin_project! {
 
 impl<B: Body> MeteredBody<B> {
     /// `declared` is the response's `Content-Length`, if it has one.
-    pub(crate) fn new(inner: B, mut recording: Option<Recording>, declared: Option<u64>) -> Self {
+    pub(crate) fn new(
+        inner: B,
+        mut recording: Option<Box<Recording>>,
+        declared: Option<u64>,
+    ) -> Self {
         let remaining = declared.or(inner.size_hint().exact());
         // A server never polls a body that says it has ended (an empty
         // one): its response is complete now, not cancelled later.

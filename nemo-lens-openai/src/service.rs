@@ -72,7 +72,7 @@ pin_project! {
     pub struct ResponseFuture<F> {
         #[pin]
         inner: F,
-        recording: Option<Recording>,
+        recording: Option<Box<Recording>>,
     }
 }
 
