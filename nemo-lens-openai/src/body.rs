@@ -8,9 +8,8 @@ use bytes::Buf;
 use http_body::{Body, Frame, SizeHint};
 use pin_project_lite::pin_project;
 
-use crate::config::Config;
 use crate::json::{Field, Found, JsonScan, Sink};
-use crate::recording::{store_model, ModelSlot, Recording, SpanSlot, BODY_ERROR};
+use crate::recording::{FromRequest, Recording, BODY_ERROR};
 
 /// Calls `read` with each contiguous piece of `data`; `false` when the
 /// pieces did not hold all of it (a buffer of more than a few pieces, which
@@ -38,33 +37,31 @@ fn each_piece(data: &impl Buf, mut read: impl FnMut(&[u8])) -> bool {
 /// the span the handler reads it in.
 #[derive(Debug)]
 pub(crate) struct ModelScan {
-    config: Arc<Config>,
-    slot: ModelSlot,
+    from_request: Arc<FromRequest>,
     scan: JsonScan,
-    span: Option<SpanSlot>,
+    /// Whether the request's span is still to note.
+    span_pending: bool,
 }
 
 impl ModelScan {
-    pub(crate) fn new(config: Arc<Config>, slot: ModelSlot, span: SpanSlot) -> Self {
+    pub(crate) fn new(from_request: Arc<FromRequest>) -> Self {
         ModelScan {
-            config,
-            slot,
+            from_request,
             scan: JsonScan::default(),
-            span: Some(span),
+            span_pending: true,
         }
     }
 }
 
 struct ModelSink<'a> {
-    config: &'a Config,
-    slot: &'a ModelSlot,
+    from_request: &'a FromRequest,
     found: bool,
 }
 
 impl Sink for ModelSink<'_> {
     fn found(&mut self, field: Field, value: Found<'_>) {
         if let (Field::Model, Found::Str { bytes, .. }) = (field, value) {
-            store_model(self.config, self.slot, bytes);
+            self.from_request.store_model(bytes);
             self.found = true;
         }
     }
@@ -105,21 +102,20 @@ impl<B: Body> Body for RequestBody<B> {
         // layer entering it runs inside this one: the span is noted here,
         // once.
         if let Some(model) = this.scan.as_mut()
-            && let Some(slot) = &model.span
+            && model.span_pending
             && let Some(current) = nemo_lens_core::exemplar::current()
         {
-            let _ = slot.set(current);
-            model.span = None;
+            let _ = model.from_request.span.set(current);
+            model.span_pending = false;
         }
         if let (Some(Ok(frame)), Some(model)) = (&frame, this.scan.as_mut())
             && let Some(data) = frame.data_ref()
         {
             let ModelScan {
-                config, slot, scan, ..
+                from_request, scan, ..
             } = model;
             let mut sink = ModelSink {
-                config,
-                slot,
+                from_request,
                 found: false,
             };
             let whole = each_piece(data, |piece| scan.feed(piece, &mut sink));

@@ -16,7 +16,10 @@
 //! where the previous chunk of the stream had its finish reason (counted
 //! from the end) and its content (from the start), since one serializer
 //! writes every chunk of a stream the same way; SIMD searches when that
-//! misses.
+//! misses. Once a chunk has ended a choice, a miss is read whole without
+//! searching: what follows is usage or an error, which the searches would
+//! only find not to be words (another choice's words, written like the
+//! ones before, still hit).
 //!
 //! The Responses and Messages APIs name each event's type instead
 //! ([`glance_typed`]): an event of a type that only ever carries generated
@@ -76,6 +79,11 @@ pub(crate) struct Layout {
     content_at: Option<(usize, usize)>,
     /// The offset of a typed event's `"type"` from its start.
     type_at: Option<usize>,
+    /// Whether a chunk of the stream ended a choice. What follows it is
+    /// usage, an error, or another choice's words: a chunk whose finish
+    /// reason is not where the previous one had it is read whole, without
+    /// the search that would only find it missing (a usage chunk).
+    ended: bool,
 }
 
 /// Glances at one chunk's JSON, `layout` remembering where its keys were;
@@ -89,8 +97,15 @@ pub(crate) fn glance<'a>(chunk: &'a [u8], layout: &mut Layout, first: bool) -> G
             Some((at, value_at(chunk, at, &keys.finish_reason)?))
         })
         .or_else(|| {
+            if layout.ended {
+                return None;
+            }
             let (at, value) = first_value(chunk, &keys.finish_reason)?;
-            layout.finish_from_end = Some(chunk.len() - at);
+            // The ordinary chunks' place, whose reason is null: a last
+            // chunk's moves with its reason's length.
+            if value.starts_with(b"null") {
+                layout.finish_from_end = Some(chunk.len() - at);
+            }
             Some((at, value))
         });
     let reason = match finish {
@@ -108,7 +123,10 @@ pub(crate) fn glance<'a>(chunk: &'a [u8], layout: &mut Layout, first: bool) -> G
     };
     let content = has_content(chunk, &keys.content, layout);
     match reason {
-        Some(reason) => Glance::Last { content, reason },
+        Some(reason) => {
+            layout.ended = true;
+            Glance::Last { content, reason }
+        }
         None => Glance::Words { content },
     }
 }
@@ -444,15 +462,6 @@ mod tests {
             glance(b, &mut layout, false),
             Glance::Words { content: true }
         );
-        // The last chunk: same layout, another value.
-        let c = br#"{"choices":[{"delta":{"content":"."},"finish_reason":"stop","index":0}],"id":"c1"}"#;
-        assert_eq!(
-            glance(c, &mut layout, false),
-            Glance::Last {
-                content: true,
-                reason: b"stop"
-            }
-        );
         // Another layout altogether: the searches find it.
         let d = br#"{"id": "c2", "choices": [{"index": 0, "finish_reason": null, "delta": {"content": ""}}]}"#;
         assert_eq!(
@@ -462,6 +471,52 @@ mod tests {
         let e = br#"{"id": "c2", "choices": [{"index": 0, "finish_reason": null, "delta": {"content": "x"}}]}"#;
         assert_eq!(
             glance(e, &mut layout, false),
+            Glance::Words { content: true }
+        );
+        // The last chunk: same layout, another value.
+        let c = br#"{"id": "c2", "choices": [{"index": 0, "finish_reason": "stop", "delta": {"content": "."}}]}"#;
+        assert_eq!(
+            glance(c, &mut layout, false),
+            Glance::Last {
+                content: true,
+                reason: b"stop"
+            }
+        );
+    }
+
+    #[test]
+    fn after_a_choice_ends_only_the_same_layout_is_glanced_at() {
+        let mut layout = Layout::default();
+        let words =
+            br#"{"choices":[{"index":0,"delta":{"content":"a"},"finish_reason":null}],"id":"c"}"#;
+        let last = br#"{"choices":[{"index":0,"delta":{"content":"b"},"finish_reason":"length"}],"id":"c"}"#;
+        assert_eq!(
+            glance(words, &mut layout, false),
+            Glance::Words { content: true }
+        );
+        assert_eq!(
+            glance(last, &mut layout, false),
+            Glance::Last {
+                content: true,
+                reason: b"length"
+            }
+        );
+        // Another choice's words, written the same way: still glanced at.
+        let other =
+            br#"{"choices":[{"index":1,"delta":{"content":"z"},"finish_reason":null}],"id":"c"}"#;
+        assert_eq!(
+            glance(other, &mut layout, false),
+            Glance::Words { content: true }
+        );
+        // Written another way: read whole, as is the usage after the last.
+        let moved =
+            br#"{"id":"c","choices":[{"index":1,"finish_reason":null,"delta":{"content":"z"}}]}"#;
+        assert_eq!(glance(moved, &mut layout, false), Glance::More);
+        let usage = br#"{"choices":[],"id":"c","usage":{"prompt_tokens":3,"completion_tokens":2}}"#;
+        assert_eq!(glance(usage, &mut layout, false), Glance::More);
+        // A stream that has not ended finds a moved finish reason.
+        assert_eq!(
+            glance(moved, &mut Layout::default(), false),
             Glance::Words { content: true }
         );
     }

@@ -2,11 +2,12 @@
 //! what is recorded when it ends.
 
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use http::header::{CONTENT_ENCODING, CONTENT_TYPE};
 use http::response::Parts;
+use nemo_lens_core::exemplar::SpanIds;
 use nemo_lens_core::Instruments;
 use nemo_lens_instruments::serving::{FinishReason, SchedulingMetrics};
 use nemo_lens_instruments::InferenceRequest;
@@ -90,35 +91,61 @@ impl Operation {
     }
 }
 
-/// The request body's `model`, found by its scan and read when the
-/// response ends: 0 while unknown, else 1 + the index of its attribute
-/// value among the declared models, or [`UNDECLARED`].
-pub(crate) type ModelSlot = Arc<AtomicU32>;
+/// What the request body's reading and the request's recording share: the
+/// body goes to the handler, the recording with the response, and both
+/// hold this (one allocation a request, and one count on the layer's
+/// shared configuration, which both worker threads would otherwise bounce
+/// between them for each holder).
+#[derive(Debug)]
+pub(crate) struct FromRequest {
+    pub(crate) config: Arc<Config>,
+    /// The request body's `model`, found by its scan and read when the
+    /// response ends: 0 while unknown, else 1 + the index of its attribute
+    /// value among the declared models, or [`UNDECLARED`].
+    model: AtomicU32,
+    /// The request's span, as the request body first saw it current: where
+    /// the handler runs, inside a tracing layer added inside this one.
+    pub(crate) span: OnceLock<SpanIds>,
+}
 
-/// The request's span, as the request body first saw it current: where the
-/// handler runs, inside a tracing layer added inside this one.
-pub(crate) type SpanSlot = Arc<std::sync::OnceLock<nemo_lens_core::exemplar::SpanIds>>;
 const UNDECLARED: u32 = u32::MAX;
 
-/// Stores the attribute of `written` in `slot`.
-pub(crate) fn store_model(config: &Config, slot: &ModelSlot, written: &[u8]) {
-    let index = config
-        .model_index(written)
-        .map_or(UNDECLARED, |i| i as u32 + 1);
-    slot.store(index, Ordering::Relaxed);
+impl FromRequest {
+    pub(crate) fn new(config: Arc<Config>) -> Arc<Self> {
+        Arc::new(FromRequest {
+            config,
+            model: AtomicU32::new(0),
+            span: OnceLock::new(),
+        })
+    }
+
+    /// Stores the attribute of the request's `model`, as `written`.
+    pub(crate) fn store_model(&self, written: &[u8]) {
+        let index = self
+            .config
+            .model_index(written)
+            .map_or(UNDECLARED, |i| i as u32 + 1);
+        self.model.store(index, Ordering::Relaxed);
+    }
 }
 
 /// How the response body is read.
+///
+/// The scanner is boxed: inline it would make a [`Recording`] 1.2 KB,
+/// past the largest size glibc's malloc keeps in its per-thread cache
+/// (1,032 bytes), where every request's allocation would take the
+/// allocator's slow path and sort its free lists
+/// (`recording_fits_the_allocator_s_thread_cache`).
 #[derive(Debug)]
 enum Mode {
     /// `text/event-stream`: event by event.
     Stream {
         split: SseSplit,
-        scan: JsonScan,
+        scan: Box<JsonScan>,
         layout: Layout,
     },
     /// JSON: one document.
-    Document(JsonScan),
+    Document(Box<JsonScan>),
     /// Anything else, or compressed: timed, not read.
     Opaque,
 }
@@ -197,11 +224,9 @@ fn finish_reason(written: &[u8]) -> Option<FinishReason> {
 /// handler ran), it records the request as cancelled.
 #[derive(Debug)]
 pub(crate) struct Recording {
-    config: Arc<Config>,
     operation: Operation,
     request: Option<InferenceRequest>,
-    model: ModelSlot,
-    span: SpanSlot,
+    from_request: Arc<FromRequest>,
     mode: Mode,
     /// The error status, as `error.type`.
     status_error: Option<StringValue>,
@@ -215,12 +240,8 @@ impl Recording {
     /// hand-over would otherwise copy all of it (1.2 KB: the scanner's
     /// state, the request's record), twenty cache lines read and written
     /// a time, for a pointer.
-    pub(crate) fn start(
-        config: Arc<Config>,
-        operation: Operation,
-        model: ModelSlot,
-        span: SpanSlot,
-    ) -> Box<Self> {
+    pub(crate) fn start(operation: Operation, from_request: Arc<FromRequest>) -> Box<Self> {
+        let config = &*from_request.config;
         let mut request = InferenceRequest::start(&config.meter);
         request
             .set_operation_name(operation.name())
@@ -233,11 +254,9 @@ impl Recording {
             request.set_server_port(port);
         }
         Box::new(Recording {
-            config,
             operation,
             request: Some(request),
-            model,
-            span,
+            from_request,
             mode: Mode::Opaque,
             status_error: None,
             seen: Seen::default(),
@@ -245,12 +264,7 @@ impl Recording {
     }
 
     /// Reads the response's head: its status, and how to read its body.
-    /// The handler has run: a span it ran in (a tracing layer inside this
-    /// one) is the request's, for the exemplars of what it records.
     pub(crate) fn response(&mut self, head: &Parts) {
-        if let (Some(span), Some(request)) = (self.span.get(), self.request.as_mut()) {
-            request.link_span(*span);
-        }
         if head.status.is_client_error() || head.status.is_server_error() {
             self.status_error = Some(StringValue::from(head.status.as_str().to_owned()));
         }
@@ -258,21 +272,26 @@ impl Recording {
             .headers
             .get(CONTENT_ENCODING)
             .is_some_and(|e| e.as_bytes() != b"identity");
+        // Media types are case-insensitive: compared as such, not lowered
+        // into a new string.
         let media = head
             .headers
             .get(CONTENT_TYPE)
-            .and_then(|t| t.to_str().ok())
-            .and_then(|t| t.split(';').next())
-            .map(|t| t.trim().to_ascii_lowercase());
-        self.mode = match media.as_deref() {
+            .map(|t| t.as_bytes())
+            .and_then(|t| t.split(|&b| b == b';').next())
+            .map(<[u8]>::trim_ascii);
+        let is = |t: &[u8], name: &[u8]| t.eq_ignore_ascii_case(name);
+        self.mode = match media {
             _ if encoded => Mode::Opaque,
-            Some("text/event-stream") => Mode::Stream {
+            Some(t) if is(t, b"text/event-stream") => Mode::Stream {
                 split: SseSplit::default(),
-                scan: JsonScan::default(),
+                scan: Box::default(),
                 layout: Layout::default(),
             },
-            Some(t) if t == "application/json" || t.ends_with("+json") => {
-                Mode::Document(JsonScan::default())
+            Some(t)
+                if is(t, b"application/json") || t.len() > 5 && is(&t[t.len() - 5..], b"+json") =>
+            {
+                Mode::Document(Box::default())
             }
             _ => Mode::Opaque,
         };
@@ -286,7 +305,7 @@ impl Recording {
 
     /// Reads the next piece of the response body.
     pub(crate) fn data(&mut self, bytes: &[u8]) {
-        let config = &*self.config;
+        let config = &*self.from_request.config;
         let operation = self.operation;
         let seen = &mut self.seen;
         match &mut self.mode {
@@ -343,12 +362,20 @@ impl Recording {
         let Some(request) = self.request.as_mut() else {
             return;
         };
+        // The handler has run: a span it ran in (a tracing layer inside this
+        // one) is the request's, for the exemplars of what it records. Read
+        // here rather than at the response's head, where the request's
+        // shared state has gone cold among other requests' work: this end
+        // reads it for the model anyway.
+        if let Some(span) = self.from_request.span.get() {
+            request.link_span(*span);
+        }
         let now = Instant::now();
         let seen = &self.seen;
-        let model = match self.model.load(Ordering::Relaxed) {
+        let model = match self.from_request.model.load(Ordering::Relaxed) {
             0 => None,
             UNDECLARED => Some(StringValue::from(crate::UNDECLARED_MODEL)),
-            i => self.config.models.get(i as usize - 1).cloned(),
+            i => self.from_request.config.models.get(i as usize - 1).cloned(),
         };
         if let Some(model) = model {
             request.set_model(model);
@@ -404,11 +431,12 @@ impl Recording {
                 None => request.finish_at(now),
             }
         }
-        if self.config.count_finished {
+        let config = &*self.from_request.config;
+        if config.count_finished {
             SchedulingMetrics::default()
                 .finished(1)
                 .finish_reason(finished)
-                .record(&self.config.meter);
+                .record(&config.meter);
         }
     }
 }
@@ -460,19 +488,27 @@ fn glanced(
     reader: &mut Reader<'_>,
 ) -> bool {
     let first = reader.seen.content_chunks == 0;
+    // The model first: the cheaper search, and a chunk that does not name
+    // it plainly (a serializer that sorts its keys writes it after the
+    // choices) is read whole whatever the glance would find.
+    let model = if first
+        && reader.seen.response_model.is_none()
+        && matches!(operation, Operation::Chat | Operation::TextCompletion)
+    {
+        let Some(model) = crate::chunk::model(event) else {
+            return false;
+        };
+        Some(model)
+    } else {
+        None
+    };
     let (content, reason) = match operation.glance(event, layout, first) {
         Glance::Words { content } => (content, None),
         Glance::Last { content, reason } => (content, Some(reason)),
         Glance::More => return false,
     };
     let seen = &mut *reader.seen;
-    if first
-        && seen.response_model.is_none()
-        && matches!(operation, Operation::Chat | Operation::TextCompletion)
-    {
-        let Some(model) = crate::chunk::model(event) else {
-            return false;
-        };
+    if let Some(model) = model {
         seen.response_model = Some(reader.config.model(model));
     }
     if let Some(reason) = reason {
@@ -498,12 +534,7 @@ pub(crate) mod tests {
     }
 
     fn streamed_as(config: &Arc<Config>, operation: Operation) -> Box<Recording> {
-        let mut recording = Recording::start(
-            Arc::clone(config),
-            operation,
-            ModelSlot::default(),
-            SpanSlot::default(),
-        );
+        let mut recording = Recording::start(operation, FromRequest::new(Arc::clone(config)));
         let head = http::Response::builder()
             .header(CONTENT_TYPE, "text/event-stream; charset=utf-8")
             .body(())
@@ -674,5 +705,49 @@ pub(crate) mod tests {
         let mut fine = streamed(&config);
         fine.data(b"data: {\"error\":null,\"choices\":[{\"delta\":{\"content\":\"x\"},\"finish_reason\":null}]}\n\n");
         assert!(!fine.seen.error_event);
+    }
+
+    #[test]
+    fn the_media_type_is_read_whatever_its_case() {
+        let config = config();
+        let mode_of = |content_type: &str| {
+            let mut recording =
+                Recording::start(Operation::Chat, FromRequest::new(Arc::clone(&config)));
+            let head = http::Response::builder()
+                .header(CONTENT_TYPE, content_type)
+                .body(())
+                .unwrap()
+                .into_parts()
+                .0;
+            recording.response(&head);
+            match recording.mode {
+                Mode::Stream { .. } => "stream",
+                Mode::Document(_) => "document",
+                Mode::Opaque => "opaque",
+            }
+        };
+        for (content_type, mode) in [
+            ("text/event-stream", "stream"),
+            ("TEXT/Event-Stream ; charset=utf-8", "stream"),
+            ("application/json", "document"),
+            (" Application/JSON;charset=UTF-8", "document"),
+            ("application/problem+JSON", "document"),
+            ("application/jsonl", "opaque"),
+            ("text/plain", "opaque"),
+            ("+json", "opaque"),
+        ] {
+            assert_eq!(mode_of(content_type), mode, "{content_type}");
+        }
+    }
+
+    /// glibc's malloc serves a request of up to 1,032 bytes from a
+    /// per-thread cache; a larger one takes its slow path, which first
+    /// sorts every freed small block of the thread's arena: a cost the
+    /// server's own allocations then pay too. One recording is allocated
+    /// a request.
+    #[test]
+    fn recording_fits_the_allocator_s_thread_cache() {
+        let size = std::mem::size_of::<Recording>();
+        assert!(size <= 1_000, "a Recording is {size} bytes");
     }
 }

@@ -11,7 +11,7 @@ use tower_service::Service;
 
 use crate::body::{MeteredBody, ModelScan, RequestBody};
 use crate::config::Config;
-use crate::recording::{ModelSlot, Operation, Recording, SpanSlot};
+use crate::recording::{FromRequest, Operation, Recording};
 
 /// The service [`OpenAiLayer`](crate::OpenAiLayer) wraps around yours.
 #[derive(Debug, Clone)]
@@ -44,14 +44,9 @@ where
             .filter(|_| self.config.meter.is_enabled());
         let (recording, scan) = match operation {
             Some(operation) => {
-                let (slot, span) = (ModelSlot::default(), SpanSlot::default());
-                let recording = Recording::start(
-                    Arc::clone(&self.config),
-                    operation,
-                    Arc::clone(&slot),
-                    Arc::clone(&span),
-                );
-                let scan = ModelScan::new(Arc::clone(&self.config), slot, span);
+                let from_request = FromRequest::new(Arc::clone(&self.config));
+                let recording = Recording::start(operation, Arc::clone(&from_request));
+                let scan = ModelScan::new(from_request);
                 (Some(recording), Some(scan))
             }
             None => (None, None),

@@ -127,3 +127,32 @@ async fn a_span_layer_inside_the_openai_layer_links_its_exemplars_too() {
         .layer(OpenAiLayer::new(capture.meter()).models(["llama"]));
     trace_ids_recorded(app, &capture, request_span()).await;
 }
+
+#[tokio::test]
+async fn a_request_whose_client_leaves_while_its_handler_runs_links_its_exemplar() {
+    let capture = Capture::new();
+    // The handler reads the body in the request's span, then never answers:
+    // the client gives up before the response's head.
+    let app = Router::new()
+        .route(
+            "/v1/chat/completions",
+            post(|body: Bytes| async move {
+                assert!(!body.is_empty());
+                std::future::pending::<()>().await;
+            }),
+        )
+        .layer(InSpanLayer(request_span()))
+        .layer(OpenAiLayer::new(capture.meter()).models(["llama"]));
+    let request = Request::post("/v1/chat/completions")
+        .body(Body::from(r#"{"model":"llama","stream":true}"#))
+        .unwrap();
+    let gave_up = tokio::time::timeout(
+        std::time::Duration::from_millis(50),
+        tower::ServiceExt::oneshot(app, request),
+    )
+    .await;
+    assert!(gave_up.is_err(), "the handler answered");
+    let exemplars = capture.exemplars(DURATION, &[("error.type", "cancelled")]);
+    assert_eq!(exemplars.len(), 1, "{exemplars:?}");
+    assert_eq!(exemplars[0].span, Some(request_span()));
+}
