@@ -13,13 +13,15 @@
 //! every chunk, as vLLM's continuous usage stats do, is read from the last
 //! one, which has the totals; a stream cut before its last chunk loses
 //! them.) For those, two look-ups answer:
-//! where the previous chunk of the stream had its finish reason (counted
-//! from the end) and its content (from the start), since one serializer
-//! writes every chunk of a stream the same way; SIMD searches when that
-//! misses. Once a chunk has ended a choice, a miss is read whole without
-//! searching: what follows is usage or an error, which the searches would
-//! only find not to be words (another choice's words, written like the
-//! ones before, still hit).
+//! where the stream's previous ordinary chunk had its finish reason
+//! (counted from the end) and its content (from the start), since one
+//! serializer writes every chunk of a stream the same way; SIMD searches
+//! when that misses. Once a chunk has ended a choice, a miss is read whole
+//! without searching. What follows the end of a request's one choice is
+//! usage or an error, which the searches would only find not to be words.
+//! With several choices, another choice's words written like the ones
+//! before still hit, and its last chunk, or words whose finish reason moved
+//! with their length, are read whole: slower, never wrong.
 //!
 //! The Responses and Messages APIs name each event's type instead
 //! ([`glance_typed`]): an event of a type that only ever carries generated
@@ -81,8 +83,9 @@ pub(crate) struct Layout {
     type_at: Option<usize>,
     /// Whether a chunk of the stream ended a choice. What follows it is
     /// usage, an error, or another choice's words: a chunk whose finish
-    /// reason is not where the previous one had it is read whole, without
-    /// the search that would only find it missing (a usage chunk).
+    /// reason is not where the ordinary chunks (reason `null`) had it is
+    /// read whole, without the search that would only find it missing (a
+    /// usage chunk).
     ended: bool,
 }
 
@@ -494,6 +497,7 @@ mod tests {
             glance(words, &mut layout, false),
             Glance::Words { content: true }
         );
+        let ordinary = layout.finish_from_end;
         assert_eq!(
             glance(last, &mut layout, false),
             Glance::Last {
@@ -501,6 +505,9 @@ mod tests {
                 reason: b"length"
             }
         );
+        // The last chunk's reason sits elsewhere: the ordinary chunks'
+        // place is kept.
+        assert_eq!(layout.finish_from_end, ordinary);
         // Another choice's words, written the same way: still glanced at.
         let other =
             br#"{"choices":[{"index":1,"delta":{"content":"z"},"finish_reason":null}],"id":"c"}"#;

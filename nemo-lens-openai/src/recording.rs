@@ -237,9 +237,9 @@ impl Recording {
     /// Starts timing a request to `operation` now.
     ///
     /// Boxed: the response future and then the body carry it, and each
-    /// hand-over would otherwise copy all of it (1.2 KB: the scanner's
-    /// state, the request's record), twenty cache lines read and written
-    /// a time, for a pointer.
+    /// hand-over would otherwise copy all of it (800 bytes, most of it the
+    /// request's record), thirteen cache lines read and written a time,
+    /// for a pointer.
     pub(crate) fn start(operation: Operation, from_request: Arc<FromRequest>) -> Box<Self> {
         let config = &*from_request.config;
         let mut request = InferenceRequest::start(&config.meter);
