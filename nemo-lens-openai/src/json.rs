@@ -75,84 +75,118 @@ pub(crate) trait Sink {
 /// Longest string kept for a report; a longer one is reported cut.
 pub(crate) const CAPTURE_MAX: usize = 256;
 /// Deepest nesting read: a deeper document stops the scan (no OpenAI body
-/// comes close; a hostile one costs nothing).
+/// comes close; a hostile one costs nothing). One bit of
+/// [`JsonScan::arrays`] a level.
 const DEPTH_MAX: usize = 128;
+/// Levels whose member is kept: no [`Field`]'s path is longer (the longest,
+/// a tool call's `arguments`, is 7), so deeper values are never reported.
+const PATH_MAX: usize = 8;
 /// Keys longer than this are no key the scanner looks for.
 const KEY_MAX: usize = 32;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Key {
-    Model,
-    Usage,
-    PromptTokens,
-    CompletionTokens,
-    PromptTokensDetails,
-    CachedTokens,
-    CompletionTokensDetails,
-    ReasoningTokens,
-    Choices,
-    FinishReason,
-    Delta,
-    Message,
-    Content,
-    ReasoningContent,
-    Text,
-    ToolCalls,
-    Function,
-    Arguments,
-    Error,
-    Response,
-    Type,
-    InputTokens,
-    OutputTokens,
-    InputTokensDetails,
-    OutputTokensDetails,
-    CacheReadInputTokens,
-    CacheCreationInputTokens,
-    Output,
-    Status,
-    StopReason,
-    Thinking,
-    PartialJson,
-    Other,
+/// Declares [`Key`], its look-up by name and (for tests) the list of its
+/// values from one table, so that the three cannot drift apart.
+macro_rules! keys {
+    ($($key:ident = $name:literal,)*) => {
+        /// A key the scanner knows, by its name in the document.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        enum Key {
+            $($key,)*
+            /// Any other key.
+            Other,
+        }
+
+        impl Key {
+            #[cfg(test)]
+            const ALL: &[Key] = &[$(Key::$key,)* Key::Other];
+
+            fn of(name: &[u8]) -> Key {
+                match name {
+                    $($name => Key::$key,)*
+                    _ => Key::Other,
+                }
+            }
+        }
+    };
+}
+
+keys! {
+    Model = b"model",
+    Usage = b"usage",
+    PromptTokens = b"prompt_tokens",
+    CompletionTokens = b"completion_tokens",
+    PromptTokensDetails = b"prompt_tokens_details",
+    CachedTokens = b"cached_tokens",
+    CompletionTokensDetails = b"completion_tokens_details",
+    ReasoningTokens = b"reasoning_tokens",
+    Choices = b"choices",
+    FinishReason = b"finish_reason",
+    Delta = b"delta",
+    Message = b"message",
+    Content = b"content",
+    ReasoningContent = b"reasoning_content",
+    Text = b"text",
+    ToolCalls = b"tool_calls",
+    Function = b"function",
+    Arguments = b"arguments",
+    Error = b"error",
+    Response = b"response",
+    Type = b"type",
+    InputTokens = b"input_tokens",
+    OutputTokens = b"output_tokens",
+    InputTokensDetails = b"input_tokens_details",
+    OutputTokensDetails = b"output_tokens_details",
+    CacheReadInputTokens = b"cache_read_input_tokens",
+    CacheCreationInputTokens = b"cache_creation_input_tokens",
+    Output = b"output",
+    Status = b"status",
+    StopReason = b"stop_reason",
+    Thinking = b"thinking",
+    PartialJson = b"partial_json",
 }
 
 impl Key {
-    fn of(name: &[u8]) -> Key {
-        match name {
-            b"model" => Key::Model,
-            b"usage" => Key::Usage,
-            b"prompt_tokens" => Key::PromptTokens,
-            b"completion_tokens" => Key::CompletionTokens,
-            b"prompt_tokens_details" => Key::PromptTokensDetails,
-            b"cached_tokens" => Key::CachedTokens,
-            b"completion_tokens_details" => Key::CompletionTokensDetails,
-            b"reasoning_tokens" => Key::ReasoningTokens,
-            b"choices" => Key::Choices,
-            b"finish_reason" => Key::FinishReason,
-            b"delta" => Key::Delta,
-            b"message" => Key::Message,
-            b"content" => Key::Content,
-            b"reasoning_content" => Key::ReasoningContent,
-            b"text" => Key::Text,
-            b"tool_calls" => Key::ToolCalls,
-            b"function" => Key::Function,
-            b"arguments" => Key::Arguments,
-            b"error" => Key::Error,
-            b"response" => Key::Response,
-            b"type" => Key::Type,
-            b"input_tokens" => Key::InputTokens,
-            b"output_tokens" => Key::OutputTokens,
-            b"input_tokens_details" => Key::InputTokensDetails,
-            b"output_tokens_details" => Key::OutputTokensDetails,
-            b"cache_read_input_tokens" => Key::CacheReadInputTokens,
-            b"cache_creation_input_tokens" => Key::CacheCreationInputTokens,
-            b"output" => Key::Output,
-            b"status" => Key::Status,
-            b"stop_reason" => Key::StopReason,
-            b"thinking" => Key::Thinking,
-            b"partial_json" => Key::PartialJson,
-            _ => Key::Other,
+    /// Whether some [`Field`]'s path ends in this key (in
+    /// [`field_of_known`] or [`field_of_unnested`]): the others hold
+    /// containers (`usage`, `choices`) or nothing the layer reads, and a
+    /// value under them needs no look-up.
+    fn ends_a_field(self) -> bool {
+        use Key::*;
+        // Every key is listed, so that a new one is sorted when added.
+        match self {
+            Model
+            | Error
+            | PromptTokens
+            | InputTokens
+            | CompletionTokens
+            | OutputTokens
+            | CachedTokens
+            | CacheReadInputTokens
+            | CacheCreationInputTokens
+            | ReasoningTokens
+            | Status
+            | StopReason
+            | Type
+            | FinishReason
+            | Text
+            | Content
+            | ReasoningContent
+            | Arguments
+            | Delta
+            | Thinking
+            | PartialJson => true,
+            Usage
+            | PromptTokensDetails
+            | CompletionTokensDetails
+            | InputTokensDetails
+            | OutputTokensDetails
+            | Choices
+            | Message
+            | ToolCalls
+            | Function
+            | Response
+            | Output
+            | Other => false,
         }
     }
 }
@@ -168,9 +202,42 @@ enum Seg {
 /// How many bytes of a string or key's `rest` come before its closing
 /// quote or next escape (all of them when neither is in this piece): one
 /// search instead of a turn of the scanner's loop a byte.
+///
+/// Keys and most values are a few bytes long, shorter than what `memchr`'s
+/// call and set-up cost: their first 16 bytes are looked at a word at a
+/// time here, and only a longer string (content, a prompt) is searched.
 #[inline]
 fn to_quote_or_escape(rest: &[u8]) -> usize {
-    memchr::memchr2(b'"', b'\\', rest).unwrap_or(rest.len())
+    const SHORT: usize = 16;
+    let mut at = 0;
+    while let Some(word) = rest.get(at..).and_then(<[u8]>::first_chunk::<8>) {
+        let word = u64::from_le_bytes(*word);
+        let found = bytes_equal_to(word, b'"') | bytes_equal_to(word, b'\\');
+        if found != 0 {
+            return at + (found.trailing_zeros() / 8) as usize;
+        }
+        at += 8;
+        if at == SHORT {
+            let rest = &rest[at..];
+            return at + memchr::memchr2(b'"', b'\\', rest).unwrap_or(rest.len());
+        }
+    }
+    let tail = &rest[at..];
+    at + tail
+        .iter()
+        .position(|&b| b == b'"' || b == b'\\')
+        .unwrap_or(tail.len())
+}
+
+/// A mask whose lowest set bit is the high bit of the first byte of `word`
+/// (little-endian) equal to `byte`; zero when none is. Bits above that one
+/// may be set spuriously (a borrow), which is why only the lowest is read.
+#[inline]
+fn bytes_equal_to(word: u64, byte: u8) -> u64 {
+    const LOW: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let x = word ^ (LOW * u64::from(byte));
+    x.wrapping_sub(LOW) & !x & HIGH
 }
 
 #[inline]
@@ -178,8 +245,8 @@ fn field_of(path: &[Seg]) -> Option<Field> {
     // No field's path ends in an array element or a key the scanner does
     // not know: most values end there, and need no look-up.
     match path.last() {
-        Some(Seg::Index | Seg::Key(Key::Other)) => None,
-        _ => field_of_known(path),
+        Some(Seg::Key(key)) if key.ends_a_field() => field_of_known(path),
+        _ => None,
     }
 }
 
@@ -255,20 +322,30 @@ enum State {
 
 /// The scanner; see the module docs.
 ///
-/// It holds its state inline (a few hundred bytes, no allocation), since
-/// one is made per request.
+/// It holds its state inline in about a hundred bytes, since one or two are
+/// made per request and touched at every piece of its body: a reported
+/// string read in one piece is reported where it lies, and only one cut
+/// between pieces is copied, into a buffer made the first time.
 #[derive(Debug)]
 pub(crate) struct JsonScan {
-    /// One entry per open container, the member it is at.
-    path: [Seg; DEPTH_MAX],
+    /// The member each of the outer [`PATH_MAX`] open containers is at.
+    path: [Seg; PATH_MAX],
+    /// Whether each open container past the outer [`PATH_MAX`] is an
+    /// array, a bit a level from the root's (bit 0): what a `,` means and
+    /// which bracket closes it, at any depth.
+    arrays: u128,
     depth: usize,
     state: State,
     key: [u8; KEY_MAX],
     key_len: usize,
     /// The field of the value being read, if reported.
     field: Option<Field>,
-    capture: [u8; CAPTURE_MAX],
-    captured: usize,
+    /// Where in the current piece the string being read starts (0 when it
+    /// started in an earlier piece).
+    string_start: usize,
+    /// What earlier pieces held of a reported string cut between pieces,
+    /// at most [`CAPTURE_MAX`] bytes; empty when it started in this one.
+    spill: Vec<u8>,
     number: Option<u64>,
     literal: u8,
     /// The field of the current path, once looked up; `None` when the path
@@ -279,14 +356,15 @@ pub(crate) struct JsonScan {
 impl Default for JsonScan {
     fn default() -> Self {
         JsonScan {
-            path: [Seg::Index; DEPTH_MAX],
+            path: [Seg::Index; PATH_MAX],
+            arrays: 0,
             depth: 0,
             state: State::Value,
             key: [0; KEY_MAX],
             key_len: 0,
             field: None,
-            capture: [0; CAPTURE_MAX],
-            captured: 0,
+            string_start: 0,
+            spill: Vec::new(),
             number: None,
             literal: 0,
             member_field: None,
@@ -311,6 +389,8 @@ impl JsonScan {
 
     /// Scans the next piece of the document.
     pub(crate) fn feed(&mut self, bytes: &[u8], sink: &mut impl Sink) {
+        // A string being read continues from this piece's start.
+        self.string_start = 0;
         let mut i = 0;
         while i < bytes.len() {
             let b = bytes[i];
@@ -318,25 +398,9 @@ impl JsonScan {
                 State::Stopped => return,
                 State::Str { escape, fresh } => {
                     if fresh {
-                        if let Some(Field::Content) = self.field {
-                            // Content is reported as soon as its first byte
-                            // says whether it is empty.
-                            sink.found(
-                                Field::Content,
-                                Found::Str {
-                                    bytes: &[],
-                                    empty: b == b'"',
-                                },
-                            );
-                            self.field = None;
-                        }
-                        self.state = State::Str {
-                            escape,
-                            fresh: false,
-                        };
+                        self.string_starts(b, sink);
                     }
                     if escape {
-                        self.keep(b);
                         self.state = State::Str {
                             escape: false,
                             fresh: false,
@@ -344,70 +408,9 @@ impl JsonScan {
                         i += 1;
                         continue;
                     }
-                    // Keeping what the report needs of the run.
-                    let rest = &bytes[i..];
-                    let run = to_quote_or_escape(rest);
-                    self.keep_all(&rest[..run]);
-                    i += run;
-                    match bytes.get(i) {
-                        Some(b'\\') => {
-                            self.keep(b'\\');
-                            self.state = State::Str {
-                                escape: true,
-                                fresh: false,
-                            };
-                        }
-                        Some(_) => {
-                            self.state = State::AfterValue;
-                            if let Some(field) = self.field.take() {
-                                let bytes = &self.capture[..self.captured];
-                                sink.found(
-                                    field,
-                                    Found::Str {
-                                        bytes,
-                                        empty: bytes.is_empty(),
-                                    },
-                                );
-                                if sink.is_done() {
-                                    self.state = State::Stopped;
-                                    return;
-                                }
-                            }
-                        }
-                        None => return,
-                    }
-                    i += 1;
+                    i = self.string_rest(bytes, i, sink);
                 }
-                State::Scalar if self.field.is_none() => {
-                    // A value nobody asked for (an embedding's thousand
-                    // floats): skip its bytes in one run, and the numbers
-                    // after it in the same array, which nobody asked for
-                    // either (the elements of an array share a path).
-                    let rest = &bytes[i..];
-                    let mut run = scalar_run(rest);
-                    if self.open() == Some(Seg::Index) && self.member_field == Some(None) {
-                        while let [b',', next, ..] = rest[run..] {
-                            if !(next.is_ascii_digit() || next == b'-') {
-                                break;
-                            }
-                            run += 1 + scalar_run(&rest[run + 1..]);
-                        }
-                    }
-                    i += run;
-                    if run < rest.len() {
-                        self.literal = 0;
-                        self.state = State::AfterValue;
-                    }
-                }
-                State::Scalar => {
-                    if is_scalar_byte(b) {
-                        self.scalar_byte(b);
-                        i += 1;
-                    } else {
-                        self.end_scalar(sink);
-                        self.state = State::AfterValue;
-                    }
-                }
+                State::Scalar => i = self.scalar_rest(bytes, i, sink),
                 // Between tokens only: inside a key a space is part of it.
                 State::Value
                 | State::ValueOrEnd
@@ -419,24 +422,21 @@ impl JsonScan {
                 {
                     i += 1
                 }
-                State::Value => {
-                    self.value(b, sink);
-                    i += 1;
-                }
+                State::Value => i = self.value(bytes, i, sink),
                 State::ValueOrEnd => {
                     if b == b']' {
                         self.close();
+                        i += 1;
                     } else {
-                        self.value(b, sink);
+                        i = self.value(bytes, i, sink);
                     }
-                    i += 1;
                 }
                 State::AfterValue => {
                     match (b, self.open()) {
                         (b',', Some(Seg::Index)) => self.state = State::Value,
                         // `,"` as compact JSON writes it: the key at once.
                         (b',', Some(Seg::Key(_))) if bytes.get(i + 1) == Some(&b'"') => {
-                            i = self.key(bytes, i + 2);
+                            i = self.key(bytes, i + 2, sink);
                             continue;
                         }
                         (b',', Some(Seg::Key(_))) => self.state = State::KeyStart,
@@ -446,7 +446,7 @@ impl JsonScan {
                     i += 1;
                 }
                 State::KeyOrEnd | State::KeyStart => match b {
-                    b'"' => i = self.key(bytes, i + 1),
+                    b'"' => i = self.key(bytes, i + 1, sink),
                     b'}' if self.state == State::KeyOrEnd => {
                         self.close();
                         i += 1;
@@ -456,9 +456,9 @@ impl JsonScan {
                 State::Key { escape: true } => {
                     self.key_bytes(&[b]);
                     self.state = State::Key { escape: false };
-                    i = self.key_rest(bytes, i + 1);
+                    i = self.key_rest(bytes, i + 1, sink);
                 }
-                State::Key { escape: false } => i = self.key_rest(bytes, i),
+                State::Key { escape: false } => i = self.key_rest(bytes, i, sink),
                 State::Colon => {
                     self.state = if b == b':' {
                         State::Value
@@ -469,20 +469,24 @@ impl JsonScan {
                 }
             }
         }
+        // A reported string cut here: its bytes so far are kept.
+        self.spill_string(bytes);
     }
 
     /// Starts a key whose opening quote came before `i`; see
     /// [`key_rest`](Self::key_rest).
     #[inline]
-    fn key(&mut self, bytes: &[u8], i: usize) -> usize {
+    fn key(&mut self, bytes: &[u8], i: usize, sink: &mut impl Sink) -> usize {
         self.key_len = 0;
-        self.key_rest(bytes, i)
+        self.key_rest(bytes, i, sink)
     }
 
-    /// Reads a key from `i` to its closing quote, and the `:` after it when
-    /// it follows at once (compact JSON); the index after what was read.
+    /// Reads a key from `i` to its closing quote, and the `:` and the value
+    /// after it when they follow at once (compact JSON, where a member is
+    /// then read in one turn of [`feed`](Self::feed)'s loop); the index
+    /// after what was read.
     #[inline]
-    fn key_rest(&mut self, bytes: &[u8], i: usize) -> usize {
+    fn key_rest(&mut self, bytes: &[u8], i: usize, sink: &mut impl Sink) -> usize {
         let rest = &bytes[i..];
         let run = to_quote_or_escape(rest);
         let name = &rest[..run];
@@ -510,7 +514,10 @@ impl JsonScan {
                 self.set_member(Seg::Key(key));
                 if bytes.get(i + 1) == Some(&b':') {
                     self.state = State::Value;
-                    i + 2
+                    match bytes.get(i + 2) {
+                        Some(b) if !b.is_ascii_whitespace() => self.value(bytes, i + 2, sink),
+                        _ => i + 2,
+                    }
                 } else {
                     self.state = State::Colon;
                     i + 1
@@ -533,17 +540,20 @@ impl JsonScan {
         }
     }
 
-    fn value(&mut self, b: u8, sink: &mut impl Sink) {
+    /// Reads a value from its first byte, `bytes[i]`: a string or a number
+    /// as far as this piece goes; the index after what was read.
+    fn value(&mut self, bytes: &[u8], i: usize, sink: &mut impl Sink) -> usize {
         // The elements of an array share their path: its field is looked
         // up once.
         self.field = match self.member_field {
             Some(field) => field,
             None => {
-                let field = field_of(&self.path[..self.depth]);
+                let field = self.path.get(..self.depth).and_then(field_of);
                 self.member_field = Some(field);
                 field
             }
         };
+        let b = bytes[i];
         match b {
             b'{' | b'[' => {
                 if let Some(field) = self.field.take() {
@@ -551,32 +561,164 @@ impl JsonScan {
                 }
                 if self.depth == DEPTH_MAX {
                     self.state = State::Stopped;
-                    return;
+                    return i + 1;
                 }
                 let (seg, next) = match b {
                     b'{' => (Seg::Key(Key::Other), State::KeyOrEnd),
                     _ => (Seg::Index, State::ValueOrEnd),
                 };
-                self.path[self.depth] = seg;
+                if let Some(slot) = self.path.get_mut(self.depth) {
+                    *slot = seg;
+                } else {
+                    let bit = 1u128 << self.depth;
+                    self.arrays = match seg {
+                        Seg::Index => self.arrays | bit,
+                        Seg::Key(_) => self.arrays & !bit,
+                    };
+                }
                 self.depth += 1;
                 self.member_field = None;
                 self.state = next;
+                i + 1
             }
             b'"' => {
-                self.captured = 0;
+                self.string_start = i + 1;
+                self.spill.clear();
                 self.state = State::Str {
                     escape: false,
                     fresh: true,
                 };
+                match bytes.get(i + 1) {
+                    Some(&first) => {
+                        self.string_starts(first, sink);
+                        self.string_rest(bytes, i + 1, sink)
+                    }
+                    None => i + 1,
+                }
             }
             b'-' | b'0'..=b'9' | b't' | b'f' | b'n' => {
                 self.number = b.is_ascii_digit().then_some(0);
                 self.literal = b;
                 self.state = State::Scalar;
                 self.scalar_byte(b);
+                self.scalar_rest(bytes, i + 1, sink)
             }
-            _ => self.state = State::Stopped,
+            _ => {
+                self.state = State::Stopped;
+                i + 1
+            }
         }
+    }
+
+    /// A string's first byte is seen: content is reported at once, by
+    /// whether that byte closes it (content's words are never kept).
+    #[inline]
+    fn string_starts(&mut self, first: u8, sink: &mut impl Sink) {
+        if let Some(Field::Content) = self.field {
+            sink.found(
+                Field::Content,
+                Found::Str {
+                    bytes: &[],
+                    empty: first == b'"',
+                },
+            );
+            self.field = None;
+        }
+        self.state = State::Str {
+            escape: false,
+            fresh: false,
+        };
+    }
+
+    /// Reads a string from `bytes[i]`, not an escaped byte, to its closing
+    /// quote or next escape, keeping what the report needs; the index after
+    /// what was read.
+    fn string_rest(&mut self, bytes: &[u8], i: usize, sink: &mut impl Sink) -> usize {
+        let run = to_quote_or_escape(&bytes[i..]);
+        let i = i + run;
+        match bytes.get(i) {
+            Some(b'\\') => {
+                self.state = State::Str {
+                    escape: true,
+                    fresh: false,
+                };
+            }
+            Some(_) => {
+                self.state = State::AfterValue;
+                if let Some(field) = self.field.take() {
+                    let bytes = self.string_to(bytes, i);
+                    sink.found(
+                        field,
+                        Found::Str {
+                            bytes,
+                            empty: bytes.is_empty(),
+                        },
+                    );
+                    if sink.is_done() {
+                        self.state = State::Stopped;
+                    }
+                }
+            }
+            None => return i,
+        }
+        i + 1
+    }
+
+    /// Keeps what this piece holds of a reported string cut at its end.
+    fn spill_string(&mut self, bytes: &[u8]) {
+        if matches!(self.state, State::Str { .. }) && self.field.is_some() {
+            let from = self.string_start.min(bytes.len());
+            self.keep(&bytes[from..]);
+        }
+    }
+
+    /// The reported string that ends at `bytes[end]`, as written, cut at
+    /// [`CAPTURE_MAX`] bytes.
+    fn string_to<'a>(&'a mut self, bytes: &'a [u8], end: usize) -> &'a [u8] {
+        let from = self.string_start.min(end);
+        let here = &bytes[from..end];
+        if self.spill.is_empty() {
+            &here[..here.len().min(CAPTURE_MAX)]
+        } else {
+            self.keep(here);
+            &self.spill
+        }
+    }
+
+    /// Reads a number or literal from `bytes[i]` as far as this piece goes;
+    /// the index after it.
+    fn scalar_rest(&mut self, bytes: &[u8], mut i: usize, sink: &mut impl Sink) -> usize {
+        if self.field.is_none() {
+            // A value nobody asked for (an embedding's thousand floats):
+            // skip its bytes in one run, and the numbers after it in the
+            // same array, which nobody asked for either (the elements of
+            // an array share a path).
+            let rest = &bytes[i..];
+            let mut run = scalar_run(rest);
+            if self.open() == Some(Seg::Index) && self.member_field == Some(None) {
+                while let [b',', next, ..] = rest[run..] {
+                    if !(next.is_ascii_digit() || next == b'-') {
+                        break;
+                    }
+                    run += 1 + scalar_run(&rest[run + 1..]);
+                }
+            }
+            if run < rest.len() {
+                self.literal = 0;
+                self.state = State::AfterValue;
+            }
+            return i + run;
+        }
+        while let Some(&b) = bytes.get(i) {
+            if !is_scalar_byte(b) {
+                self.end_scalar(sink);
+                self.state = State::AfterValue;
+                break;
+            }
+            self.scalar_byte(b);
+            i += 1;
+        }
+        i
     }
 
     fn scalar_byte(&mut self, b: u8) {
@@ -600,16 +742,12 @@ impl JsonScan {
         self.literal = 0;
     }
 
-    fn keep(&mut self, b: u8) {
-        self.keep_all(&[b]);
-    }
-
-    fn keep_all(&mut self, bytes: &[u8]) {
-        if self.field.is_some() {
-            let n = bytes.len().min(CAPTURE_MAX - self.captured);
-            self.capture[self.captured..self.captured + n].copy_from_slice(&bytes[..n]);
-            self.captured += n;
-        }
+    /// Appends to the spilled string, up to [`CAPTURE_MAX`] bytes.
+    fn keep(&mut self, bytes: &[u8]) {
+        let n = bytes
+            .len()
+            .min(CAPTURE_MAX.saturating_sub(self.spill.len()));
+        self.spill.extend_from_slice(&bytes[..n]);
     }
 
     /// Appends to the key read so far; past [`KEY_MAX`] bytes only the
@@ -623,13 +761,22 @@ impl JsonScan {
 
     /// The member the innermost container is at.
     fn open(&self) -> Option<Seg> {
-        self.depth.checked_sub(1).map(|top| self.path[top])
+        let top = self.depth.checked_sub(1)?;
+        Some(match self.path.get(top) {
+            Some(&seg) => seg,
+            None if self.arrays >> top & 1 == 1 => Seg::Index,
+            None => Seg::Key(Key::Other),
+        })
     }
 
     fn set_member(&mut self, seg: Seg) {
         self.member_field = None;
-        if let Some(top) = self.depth.checked_sub(1) {
-            self.path[top] = seg;
+        if let Some(slot) = self
+            .depth
+            .checked_sub(1)
+            .and_then(|top| self.path.get_mut(top))
+        {
+            *slot = seg;
         }
     }
 
@@ -696,6 +843,11 @@ mod tests {
         // Fed one byte at a time, the same reports.
         let bytes: Vec<&[u8]> = doc.as_bytes().chunks(1).collect();
         assert_eq!(scan_in(&bytes), whole, "byte by byte: {doc}");
+        // And cut in two anywhere.
+        for at in 1..doc.len() {
+            let (head, tail) = doc.as_bytes().split_at(at);
+            assert_eq!(scan_in(&[head, tail]), whole, "cut at {at}: {doc}");
+        }
         whole.0
     }
 
@@ -875,6 +1027,89 @@ mod tests {
             r#"{"error": {"message": "The model `x` does not exist.", "code": "model_not_found"}}"#;
         assert_eq!(scan(error), seen(&[(Field::Error, "other")]));
         assert_eq!(scan(r#"{"error": null}"#), seen(&[(Field::Error, "null")]));
+    }
+
+    #[test]
+    fn only_the_keys_said_to_end_a_field_end_one() {
+        use Key::*;
+        let segs: Vec<Seg> = Key::ALL
+            .iter()
+            .copied()
+            .map(Seg::Key)
+            .chain([Seg::Index])
+            .collect();
+        let check = |path: &[Seg]| {
+            if field_of_known(path).is_some() {
+                assert!(
+                    matches!(path.last(), Some(Seg::Key(key)) if key.ends_a_field()),
+                    "{path:?} is a field"
+                );
+            }
+        };
+        // Every path of up to four members, and the longer ones under the
+        // prefixes of the longest fields, each member in the last place.
+        let mut paths: Vec<Vec<Seg>> = vec![vec![]];
+        for _ in 0..4 {
+            paths = paths
+                .iter()
+                .flat_map(|p| segs.iter().map(move |s| [p.as_slice(), &[*s]].concat()))
+                .collect();
+            paths.iter().for_each(|p| check(p));
+        }
+        let (k, i) = (Seg::Key, Seg::Index);
+        for prefix in [
+            vec![k(Choices), i, k(Delta), k(ToolCalls), i, k(Function)],
+            vec![k(Choices), i, k(Message), k(ToolCalls), i],
+            vec![k(Output), i, k(Content), i],
+            vec![
+                k(Response),
+                k(Usage),
+                k(PromptTokensDetails),
+                k(CachedTokens),
+            ],
+        ] {
+            for len in 0..=prefix.len() {
+                for last in &segs {
+                    check(&[&prefix[..len], &[*last]].concat());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_reported_string_is_reported_as_written_however_it_is_cut() {
+        assert_eq!(
+            scan(r#"{"model":"org\/m\"x\\","choices":[{"finish_reason":"\u0073top"}]}"#),
+            seen(&[
+                (Field::Model, r#"org\/m\"x\\"#),
+                (Field::FinishReason, r#"\u0073top"#)
+            ])
+        );
+        let long = format!(
+            r#"{{"model":"{}\"{}","usage":{{"prompt_tokens":7}}}}"#,
+            "m".repeat(250),
+            "n".repeat(300)
+        );
+        let kept = format!(r#"{}\"{}"#, "m".repeat(250), "n".repeat(4));
+        assert_eq!(
+            scan(&long),
+            seen(&[(Field::Model, &kept), (Field::PromptTokens, "7")])
+        );
+    }
+
+    #[test]
+    fn containers_deeper_than_any_field_are_still_closed_by_their_own_brackets() {
+        // Twelve levels of arrays and objects, past the members kept.
+        let deep = r#"{"a":[{"b":[{"c":[{"d":[[1,2],{"e":{"f":[{"g":[3]}]}}]}]}]}],"model":"m","usage":{"prompt_tokens":4}}"#;
+        assert_eq!(
+            scan(deep),
+            seen(&[(Field::Model, "m"), (Field::PromptTokens, "4")])
+        );
+        // A bracket that does not close the container opened at its level,
+        // ten levels down: the scan stops there.
+        let crossed = r#"{"a":[{"b":[{"c":[{"d":[[{"e":1]]}]}]}]},"model":"m"}"#;
+        let (found, stopped) = scan_in(&[crossed.as_bytes()]);
+        assert!(found.is_empty() && stopped, "{found:?}");
     }
 
     #[test]
