@@ -322,7 +322,7 @@ enum State {
 
 /// The scanner; see the module docs.
 ///
-/// It holds its state inline in about a hundred bytes, since one or two are
+/// It holds its state inline in 128 bytes, since one or two are
 /// made per request and touched at every piece of its body: a reported
 /// string read in one piece is reported where it lies, and only one cut
 /// between pieces is copied, into a buffer made the first time.

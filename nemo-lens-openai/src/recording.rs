@@ -131,7 +131,7 @@ impl FromRequest {
 
 /// How the response body is read.
 ///
-/// The scanner is held inline (about a hundred bytes): the
+/// The scanner is held inline (128 bytes): the
 /// [`Recording`] stays within glibc's per-thread cache
 /// (`recording_fits_the_allocator_s_thread_cache`) with one allocation a
 /// request.
