@@ -81,6 +81,8 @@ const DEPTH_MAX: usize = 128;
 /// Levels whose member is kept: no [`Field`]'s path is longer (the longest,
 /// a tool call's `arguments`, is 7), so deeper values are never reported.
 const PATH_MAX: usize = 8;
+// `JsonScan::arrays` has a bit for each level read.
+const _: () = assert!(DEPTH_MAX <= u128::BITS as usize && PATH_MAX < DEPTH_MAX);
 /// Keys longer than this are no key the scanner looks for.
 const KEY_MAX: usize = 32;
 
@@ -1046,15 +1048,22 @@ mod tests {
                 );
             }
         };
-        // Every path of up to four members, and the longer ones under the
-        // prefixes of the longest fields, each member in the last place.
+        // Every path of up to four members (the last level checked, not
+        // kept), and the longer ones under the prefixes of the longest
+        // fields, each member in the last place.
         let mut paths: Vec<Vec<Seg>> = vec![vec![]];
-        for _ in 0..4 {
-            paths = paths
-                .iter()
-                .flat_map(|p| segs.iter().map(move |s| [p.as_slice(), &[*s]].concat()))
-                .collect();
-            paths.iter().for_each(|p| check(p));
+        for depth in 1..=4 {
+            let mut longer = Vec::new();
+            for path in &paths {
+                for seg in &segs {
+                    let path = [path.as_slice(), &[*seg]].concat();
+                    check(&path);
+                    if depth < 4 {
+                        longer.push(path);
+                    }
+                }
+            }
+            paths = longer;
         }
         let (k, i) = (Seg::Key, Seg::Index);
         for prefix in [
