@@ -9,6 +9,11 @@
 //!   model among four, the struct built per call, as a server does per
 //!   request; by hand, the same three records with their attributes built
 //!   per call, as the opentelemetry docs show.
+//! - `scheduling`: one request through an engine's scheduler as the example
+//!   server records it (`ScheduledRequest` queued, its prefix-cache look-up,
+//!   started, first token, finished, and the KV-cache usage gauge as it
+//!   takes and gives back blocks), times given; by hand, the same twelve
+//!   SDK calls on instruments built once.
 //! - `histogram cell` and `histogram set`: one histogram record (the GenAI
 //!   request-duration buckets, no span current) with the exemplar filter
 //!   `always_off` against `trace_based`, on a bare cell and through a set
@@ -235,6 +240,130 @@ mod inference {
     }
 }
 
+mod scheduling {
+    use super::*;
+    use nemo_lens::instruments::serving::{FinishReason, ScheduledRequest, SchedulingMetrics};
+    use nemo_lens::opentelemetry::metrics::{Counter, UpDownCounter};
+    use nemo_lens::opentelemetry::KeyValue;
+    use std::time::Duration;
+
+    const BUCKETS: [f64; 17] = [
+        0.001, 0.0025, 0.005, 0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24,
+        20.48, 40.96, 81.92,
+    ];
+
+    /// The scheduling set's instruments, by hand.
+    struct Hand {
+        waiting: UpDownCounter<i64>,
+        running: UpDownCounter<i64>,
+        usage: Gauge<f64>,
+        queue: Histogram<f64>,
+        prefill: Histogram<f64>,
+        decode: Histogram<f64>,
+        finished: Counter<u64>,
+        queries: Counter<u64>,
+        hits: Counter<u64>,
+    }
+
+    impl Hand {
+        fn new(meter: &OtelMeter) -> Self {
+            let seconds = |name: &'static str| {
+                meter
+                    .f64_histogram(name)
+                    .with_unit("s")
+                    .with_boundaries(BUCKETS.to_vec())
+                    .build()
+            };
+            Hand {
+                waiting: meter
+                    .i64_up_down_counter("nemo.inference.requests.waiting")
+                    .build(),
+                running: meter
+                    .i64_up_down_counter("nemo.inference.requests.running")
+                    .build(),
+                usage: meter.f64_gauge("nemo.inference.kv_cache.usage").build(),
+                queue: seconds("nemo.inference.request.queue.duration"),
+                prefill: seconds("nemo.inference.request.prefill.duration"),
+                decode: seconds("nemo.inference.request.decode.duration"),
+                finished: meter
+                    .u64_counter("nemo.inference.requests.finished")
+                    .build(),
+                queries: meter
+                    .u64_counter("nemo.inference.prefix_cache.queries")
+                    .build(),
+                hits: meter
+                    .u64_counter("nemo.inference.prefix_cache.hits")
+                    .build(),
+            }
+        }
+
+        fn serve(&self, times: &Times) {
+            self.waiting.add(1, &[]);
+            self.queries.add(512, &[]);
+            self.hits.add(384, &[]);
+            self.waiting.add(-1, &[]);
+            self.running.add(1, &[]);
+            self.queue
+                .record((times.started - times.queued).as_secs_f64(), &[]);
+            self.usage.record(0.25, &[]);
+            self.prefill
+                .record((times.first - times.started).as_secs_f64(), &[]);
+            self.running.add(-1, &[]);
+            self.decode
+                .record((times.finished - times.first).as_secs_f64(), &[]);
+            let reason = KeyValue::new("nemo.inference.finish_reason", "length");
+            self.finished.add(1, &[reason]);
+            self.usage.record(0.0, &[]);
+        }
+    }
+
+    /// When the request was queued, started, had its first token and
+    /// finished.
+    struct Times {
+        queued: Instant,
+        started: Instant,
+        first: Instant,
+        finished: Instant,
+    }
+
+    fn serve(meter: &Meter, times: &Times) {
+        let mut request = ScheduledRequest::queued_at(meter, times.queued);
+        request.prefix_cache(512, 384);
+        request.start_at(times.started);
+        SchedulingMetrics::default()
+            .kv_cache_usage(0.25)
+            .record(meter);
+        request.first_token_at(times.first);
+        request.finish_at(FinishReason::Length, times.finished);
+        SchedulingMetrics::default()
+            .kv_cache_usage(0.0)
+            .record(meter);
+    }
+
+    pub fn sides() -> Pair {
+        let hand = Hand::new(&sdk_meter());
+        let meter = meter();
+        let queued = Instant::now();
+        let times = Times {
+            queued,
+            started: queued + Duration::from_micros(300),
+            first: queued + Duration::from_millis(12),
+            finished: queued + Duration::from_millis(640),
+        };
+        let times: &'static Times = Box::leak(Box::new(times));
+        (
+            Side {
+                name: "sdk",
+                call: Box::new(move |_| hand.serve(black_box(times))),
+            },
+            Side {
+                name: "nemo_lens",
+                call: Box::new(move |_| serve(meter, black_box(times))),
+            },
+        )
+    }
+}
+
 mod histogram {
     use super::*;
     use nemo_lens::cells;
@@ -329,9 +458,10 @@ fn main() {
             .and_then(|i| args.get(i + 1).cloned())
     };
     let only = value("--only");
-    let pairs: [(&str, MakePair); 5] = [
+    let pairs: [(&str, MakePair); 6] = [
         ("rl", rl::sides),
         ("inference", inference::sides),
+        ("scheduling", scheduling::sides),
         ("histogram cell", histogram::cells),
         ("histogram set", histogram::sets),
         ("histogram stripe", histogram::stripes),

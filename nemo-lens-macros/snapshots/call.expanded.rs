@@ -2,7 +2,7 @@
 struct CallSet {
     __i0: ::nemo_lens::__private::Histogram<::core::primitive::f64>,
     __i1: ::nemo_lens::__private::Counter<::core::primitive::u64>,
-    __bound: ::nemo_lens::__private::BoundMap<__CallBound>,
+    __keyed: ::nemo_lens::__private::BoundMap<__CallBound>,
     __warnings: ::nemo_lens::__private::DropWarnings,
 }
 /// Bound handles of one combination of attribute values, each bound
@@ -107,7 +107,7 @@ const _: () = {
                 .with_unit("By")
                 .build();
             CallSet {
-                __bound: ::nemo_lens::__private::BoundMap::for_meter(meter),
+                __keyed: ::nemo_lens::__private::BoundMap::for_meter(meter),
                 __i0,
                 __i1,
                 __warnings: ::nemo_lens::__private::DropWarnings::new(),
@@ -134,7 +134,7 @@ const _: () = {
                     .and_then(::nemo_lens::__private::AttributeValue::key_part),
             ];
             let __recorded = set
-                .__bound
+                .__keyed
                 .with(
                     &["app.model", "error.type"],
                     &__parts,

@@ -6,7 +6,8 @@ struct UsageSet {
     __i1: ::nemo_lens::__private::Option<
         ::nemo_lens::__private::Counter<::core::primitive::u64>,
     >,
-    __bound: ::nemo_lens::__private::BoundMap<__UsageBound>,
+    __bound: __UsageBound,
+    __keyed: ::nemo_lens::__private::BoundMap<__UsageBound>,
     __warnings: ::nemo_lens::__private::DropWarnings,
 }
 /// Bound handles of one combination of attribute values, each bound
@@ -116,7 +117,16 @@ const _: () = {
                 ::nemo_lens::__private::None
             };
             UsageSet {
-                __bound: ::nemo_lens::__private::BoundMap::for_meter(meter),
+                __bound: {
+                    let __bound = __UsageBound::new(
+                        ::nemo_lens::__private::Box::new([]),
+                    );
+                    if let ::nemo_lens::__private::Some(__h) = &__i0 {
+                        let _ = __bound.__m0.set(__h.bind(&[]));
+                    }
+                    __bound
+                },
+                __keyed: ::nemo_lens::__private::BoundMap::for_meter(meter),
                 __i0,
                 __i1,
                 __warnings: ::nemo_lens::__private::DropWarnings::new(),
@@ -129,6 +139,33 @@ const _: () = {
         }
         #[inline]
         fn record_with(&self, set: &UsageSet) {
+            {
+                let __b = &set.__bound;
+                if let ::nemo_lens::__private::Some(__h) = &set.__i0 {
+                    if let ::nemo_lens::__private::Some(__raw) = self.tokens {
+                        match ::nemo_lens::__private::checked(__raw, false) {
+                            ::nemo_lens::__private::Ok(__v) => {
+                                __b.__m0
+                                    .get_or_init(|| {
+                                        __h
+                                            .bind(
+                                                &::nemo_lens::__private::field_attributes(
+                                                    &__b.__attrs,
+                                                    ::nemo_lens::__private::Some(&[]),
+                                                    &[],
+                                                ),
+                                            )
+                                    })
+                                    .record(__v)
+                            }
+                            ::nemo_lens::__private::Err(__why) => {
+                                set.__warnings
+                                    .dropped_value("tokens", "app.token.usage", &__raw, __why)
+                            }
+                        }
+                    }
+                }
+            }
             if !(self.tokens.is_some()) {
                 return;
             }
@@ -144,36 +181,12 @@ const _: () = {
                     ),
             ];
             let __recorded = set
-                .__bound
+                .__keyed
                 .with(
                     &["app.modality"],
                     &__parts,
                     __UsageBound::new,
                     |__b: &__UsageBound| {
-                        if let ::nemo_lens::__private::Some(__h) = &set.__i0 {
-                            if let ::nemo_lens::__private::Some(__raw) = self.tokens {
-                                match ::nemo_lens::__private::checked(__raw, false) {
-                                    ::nemo_lens::__private::Ok(__v) => {
-                                        __b.__m0
-                                            .get_or_init(|| {
-                                                __h
-                                                    .bind(
-                                                        &::nemo_lens::__private::field_attributes(
-                                                            &__b.__attrs,
-                                                            ::nemo_lens::__private::Some(&[]),
-                                                            &[],
-                                                        ),
-                                                    )
-                                            })
-                                            .record(__v)
-                                    }
-                                    ::nemo_lens::__private::Err(__why) => {
-                                        set.__warnings
-                                            .dropped_value("tokens", "app.token.usage", &__raw, __why)
-                                    }
-                                }
-                            }
-                        }
                         if let ::nemo_lens::__private::Some(__h) = &set.__i1 {
                             if let ::nemo_lens::__private::Some(__raw) = self.tokens {
                                 match ::nemo_lens::__private::checked(__raw, true) {
@@ -223,26 +236,6 @@ const _: () = {
                         );
                 }
                 let __base = __attrs.len();
-                if let ::nemo_lens::__private::Some(__h) = &set.__i0 {
-                    if let ::nemo_lens::__private::Some(__raw) = self.tokens {
-                        match ::nemo_lens::__private::checked(__raw, false) {
-                            ::nemo_lens::__private::Ok(__v) => {
-                                __h.record(
-                                    __v,
-                                    &::nemo_lens::__private::field_attributes(
-                                        &__attrs,
-                                        ::nemo_lens::__private::Some(&[]),
-                                        &[],
-                                    ),
-                                )
-                            }
-                            ::nemo_lens::__private::Err(__why) => {
-                                set.__warnings
-                                    .dropped_value("tokens", "app.token.usage", &__raw, __why)
-                            }
-                        }
-                    }
-                }
                 if let ::nemo_lens::__private::Some(__h) = &set.__i1 {
                     if let ::nemo_lens::__private::Some(__raw) = self.tokens {
                         match ::nemo_lens::__private::checked(__raw, true) {

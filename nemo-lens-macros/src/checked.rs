@@ -76,6 +76,14 @@ impl Measured<'_> {
         self.attributes.len() != checked.attributes.len()
             || self.flattened.len() != checked.flattened.len()
     }
+
+    /// Whether its measurements carry `#[attribute]` or flattened values.
+    /// One that carries none (a struct without any, or an `only(..)` on each
+    /// that leaves this field out) has one series whatever the struct's
+    /// attribute values are (its `attr(..)` pairs are fixed).
+    pub fn is_keyed(&self) -> bool {
+        !self.attributes.is_empty() || !self.flattened.is_empty()
+    }
 }
 
 /// An `#[attribute]` field.
@@ -91,10 +99,16 @@ impl Attached<'_> {
 }
 
 impl Checked<'_> {
-    /// Whether measurements carry attributes that vary per record (fields
-    /// or flattened groups), so the set keys its bound handles by them.
-    pub fn has_attributes(&self) -> bool {
-        !self.attributes.is_empty() || !self.flattened.is_empty()
+    /// Whether some measure carries attribute values, and so records
+    /// through the set's map of bundles keyed by them.
+    pub fn has_keyed_measures(&self) -> bool {
+        self.measures.iter().any(Measured::is_keyed)
+    }
+
+    /// Whether some measure carries no attribute value, and so records
+    /// through the one bundle the set holds.
+    pub fn has_fixed_measures(&self) -> bool {
+        self.measures.iter().any(|m| !m.is_keyed())
     }
 
     /// The instrument `m` records into.

@@ -364,6 +364,48 @@ fn a_lone_histogram_field_exports_only_its_series() {
     assert_eq!(bucket_counts, &[0, 1, 0, 0, 0]);
 }
 
+/// A router's set: a count per backend, and a total no attribute reaches.
+#[derive(Instruments, Default)]
+struct Routed {
+    /// Requests sent, by backend.
+    #[counter("test.routed.requests", unit = "{request}")]
+    requests: Option<u64>,
+    /// Requests sent, all backends together.
+    #[counter("test.routed.total", unit = "{request}")]
+    total: Option<u64>,
+    /// The backend.
+    #[attribute("server.address", only(requests))]
+    backend: Option<String>,
+}
+
+/// The total records through the set's own bundle, the per-backend count
+/// through the map: each record lands once in each, within the bound limit
+/// and past it, and the total carries no attribute.
+#[test]
+fn a_field_no_attribute_reaches_records_once_past_the_bound_limit_too() {
+    let harness = Harness::new();
+    let backends = nemo_lens::__private::BOUND_LIMIT + 50;
+    for _ in 0..2 {
+        for i in 0..backends {
+            Routed::default()
+                .requests(1)
+                .total(1)
+                .backend(format!("10.0.{}.{}:8000", i / 256, i % 256))
+                .record(&harness.meter);
+        }
+    }
+    Routed::default().total(3).record(&harness.meter);
+    let total = harness.points_of("test.routed.total");
+    assert_eq!(total.len(), 1);
+    assert!(total[0].attributes.is_empty(), "{:?}", total[0].attributes);
+    assert_eq!(total[0].value, Value::Number((2 * backends + 3) as f64));
+    let requests = harness.points_of("test.routed.requests");
+    assert_eq!(requests.len(), backends);
+    assert!(requests.iter().all(|p| p.value == Value::Number(2.0)
+        && p.attributes.len() == 1
+        && p.str_attr("server.address").is_some()));
+}
+
 #[test]
 fn past_the_bound_limit_records_stay_exact() {
     let harness = Harness::new();

@@ -265,6 +265,51 @@ fn start_at_zero_series_stay_while_others_end() {
     telemetry.shutdown().unwrap();
 }
 
+/// A field that an `only(..)` leaves out of every attribute has one series,
+/// like a set without attributes, and never ends of idleness; the set's
+/// series that carry an attribute value do. The scheduler's KV-cache gauge
+/// and queue time stay through a quiet hour; the finished counts by reason
+/// end.
+#[test]
+fn a_field_no_attribute_reaches_stays_while_keyed_series_end() {
+    use nemo_lens::instruments::serving::{FinishReason, SchedulingMetrics};
+
+    let _serial = exclusive();
+    let clock = Arc::new(ManualClock::new());
+    let telemetry = telemetry(clock.clone(), &[("NEMO_LENS_SERIES_IDLE_TIMEOUT", "30s")]);
+    let addr = telemetry.prometheus_addr().unwrap();
+    SchedulingMetrics {
+        kv_cache_usage: Some(0.25),
+        queue_s: Some(0.5),
+        finished: Some(1),
+        finish_reason: Some(FinishReason::Stop),
+        ..SchedulingMetrics::default()
+    }
+    .record(&telemetry.meter);
+    let finished = "nemo_inference_requests_finished_total{";
+    let body = scrape(addr);
+    assert!(body.contains(finished), "{body}");
+    clock.advance(Duration::from_secs(3600));
+    let body = scrape(addr);
+    let value = |sample: &str| {
+        body.lines()
+            .filter(|l| l.starts_with(&format!("{sample}{{")))
+            .find_map(|l| Some(l.rsplit_once(' ')?.1.to_owned()))
+    };
+    assert_eq!(
+        value("nemo_inference_kv_cache_usage_ratio").as_deref(),
+        Some("0.25"),
+        "{body}"
+    );
+    assert_eq!(
+        value("nemo_inference_request_queue_duration_seconds_count").as_deref(),
+        Some("1"),
+        "{body}"
+    );
+    assert!(!body.contains(finished), "{body}");
+    telemetry.shutdown().unwrap();
+}
+
 fn by_route(body: &str, sample: &str) -> BTreeMap<String, f64> {
     body.lines()
         .filter(|l| l.starts_with(&format!("{sample}{{")))

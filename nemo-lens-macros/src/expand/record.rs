@@ -1,10 +1,13 @@
 //! The body of `record_with`.
 //!
-//! Each `Some` field is checked, then recorded through its bound handle. For a
-//! struct with `#[attribute]` fields the handles come from the set's
-//! `BoundMap`, keyed by the attribute values; when that map is full the call
-//! falls back to unbound records with the attribute list built per call in a
-//! `Vec`, which exports exactly the same series.
+//! Each `Some` field is checked, then recorded through its bound handle. A
+//! field whose measurements carry no attribute value (a struct without
+//! `#[attribute]` fields, or an `only(..)` that leaves it out) records
+//! through the bundle the set holds. The others' handles come from the set's
+//! `BoundMap`, keyed by the attribute values, looked up only when one of
+//! them is recorded; when that map is full the call falls back to unbound
+//! records with the attribute list built per call in a `Vec`, which exports
+//! exactly the same series.
 
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
@@ -21,32 +24,32 @@ pub(super) fn record_with(checked: &Checked, names: &Names) -> TokenStream {
         return quote!(let _ = set;);
     }
     let span = span(checked, p);
-    if !checked.has_attributes() {
-        let fields = (0..checked.measures.len()).map(|n| bound_field(checked, n, p));
+    let (keyed, fixed): (Vec<usize>, Vec<usize>) =
+        (0..checked.measures.len()).partition(|&n| checked.measures[n].is_keyed());
+    let has_fixed = !fixed.is_empty();
+    let fixed = fixed.iter().map(|&n| bound_field(checked, n, p));
+    let fixed = quote! {
+        let __b = &set.__bound;
+        #(#fixed)*
+    };
+    if keyed.is_empty() {
         return quote! {
             #span
-            let __b = &set.__bound;
-            #(#fields)*
+            #fixed
         };
     }
 
-    let mut measured_fields: Vec<&syn::Ident> = Vec::new();
-    for m in &checked.measures {
-        if !measured_fields.contains(&&m.field.ident) {
-            measured_fields.push(&m.field.ident);
-        }
-    }
-    let any_value = measured_fields
-        .iter()
-        .map(|field| quote!(self.#field.is_some()));
+    // The record returns before its attribute values are looked at when no
+    // field they reach holds a value.
+    let any_keyed = any_value(checked, &keyed);
     let keys = checked.attributes.iter().map(|a| a.key());
     let parts = checked
         .attributes
         .iter()
         .map(|a| attribute::Field::of(a, quote!(self)).key_part(p));
     let bound = &names.bound;
-    let fields = (0..checked.measures.len()).map(|n| bound_field(checked, n, p));
-    let unbound = unbound(checked, p);
+    let fields = keyed.iter().map(|&n| bound_field(checked, n, p));
+    let unbound = unbound(checked, &keyed, p);
     let (keys, parts) = if checked.flattened.is_empty() {
         (quote!(&[#(#keys),*]), quote!(let __parts = [#(#parts),*];))
     } else {
@@ -100,14 +103,19 @@ pub(super) fn record_with(checked: &Checked, names: &Names) -> TokenStream {
                 }
             }
         });
-    quote! {
-        if !(#(#any_value)||*) {
+    let keyed_span = if has_fixed {
+        TokenStream::new()
+    } else {
+        span.clone()
+    };
+    let keyed = quote! {
+        if !(#any_keyed) {
             return;
         }
         #(#required)*
         #parts
-        #span
-        let __recorded = set.__bound.with(
+        #keyed_span
+        let __recorded = set.__keyed.with(
             #keys,
             &__parts,
             #bound::new,
@@ -116,7 +124,33 @@ pub(super) fn record_with(checked: &Checked, names: &Names) -> TokenStream {
         if __recorded.is_none() {
             #unbound
         }
+    };
+    if has_fixed {
+        // Recorded first, so that a record of these fields alone returns
+        // without testing the others; all the histograms share `__span`.
+        quote! {
+            #span
+            { #fixed }
+            #keyed
+        }
+    } else {
+        keyed
     }
+}
+
+/// Whether some field of `measures` (indices into the checked measures)
+/// holds a value: each field tested once, however many instruments it
+/// feeds.
+fn any_value(checked: &Checked, measures: &[usize]) -> TokenStream {
+    let mut fields: Vec<&syn::Ident> = Vec::new();
+    for &n in measures {
+        let field = &checked.measures[n].field.ident;
+        if !fields.contains(&field) {
+            fields.push(field);
+        }
+    }
+    let tests = fields.iter().map(|field| quote!(self.#field.is_some()));
+    quote!(#(#tests)||*)
 }
 
 /// `__span`, the record call's span for exemplars, when measures record
@@ -209,8 +243,9 @@ fn field_attributes(checked: &Checked, n: usize, p: &TokenStream, all: TokenStre
     quote!(#p::field_attributes(#all, #only, #statics))
 }
 
-/// The unbound path: the attribute list built per call, as the SDK docs show.
-fn unbound(checked: &Checked, p: &TokenStream) -> TokenStream {
+/// The unbound path of the `keyed` measures: the attribute list built per
+/// call, as the SDK docs show.
+fn unbound(checked: &Checked, keyed: &[usize], p: &TokenStream) -> TokenStream {
     let groups: Vec<TokenStream> = checked
         .flattened
         .iter()
@@ -221,17 +256,17 @@ fn unbound(checked: &Checked, p: &TokenStream) -> TokenStream {
         quote!(#group::push_key_values(&self.#ident, &mut __attrs);)
     });
     let capacity = checked.attributes.len()
-        + checked
-            .measures
+        + keyed
             .iter()
-            .map(|m| m.decl.attrs.len())
+            .map(|&n| checked.measures[n].decl.attrs.len())
             .max()
             .unwrap_or(0);
     let pushes = checked
         .attributes
         .iter()
         .map(|a| attribute::Field::of(a, quote!(self)).push(&quote!(__attrs), p));
-    let fields = checked.measures.iter().enumerate().map(|(n, m)| {
+    let fields = keyed.iter().map(|&n| {
+        let m = &checked.measures[n];
         let instrument = checked.instrument_of(m);
         let method = instrument.kind.record_method();
         let handle = handle(checked, m);

@@ -51,10 +51,17 @@ pub(super) fn set_items(checked: &Checked, names: &Names) -> TokenStream {
         let field = bound_ident(n);
         quote!(#field: #p::OnceLock::new(),)
     });
-    let bound_holder = if !checked.has_attributes() {
-        quote!(#bound)
+    // Measures without attribute values record through one bundle the set
+    // holds; the others through bundles looked up by their values.
+    let fixed_holder = if checked.has_fixed_measures() {
+        quote!(__bound: #bound,)
     } else {
-        quote!(#p::BoundMap<#bound>)
+        TokenStream::new()
+    };
+    let keyed_holder = if checked.has_keyed_measures() {
+        quote!(__keyed: #p::BoundMap<#bound>,)
+    } else {
+        TokenStream::new()
     };
 
     quote! {
@@ -62,7 +69,8 @@ pub(super) fn set_items(checked: &Checked, names: &Names) -> TokenStream {
         #vis struct #set {
             #(#instrument_fields)*
             #(#static_fields)*
-            __bound: #bound_holder,
+            #fixed_holder
+            #keyed_holder
             __warnings: #p::DropWarnings,
         }
 
@@ -126,7 +134,7 @@ pub(super) fn build_set(checked: &Checked, names: &Names) -> TokenStream {
                 .map(|(k, v)| quote!(#p::KeyValue::new(#k, #v)));
             quote!(#field: [#(#pairs),*],)
         });
-    let bound_value = if !checked.has_attributes() {
+    let fixed_value = checked.has_fixed_measures().then(|| {
         // A field without any attribute binds the SDK's attribute-less series,
         // which exports nothing until recorded, so it can be bound now. Keyed
         // series are bound on first record: the SDK exports a bound series
@@ -135,7 +143,7 @@ pub(super) fn build_set(checked: &Checked, names: &Names) -> TokenStream {
             .measures
             .iter()
             .enumerate()
-            .filter(|(_, m)| m.decl.attrs.is_empty())
+            .filter(|(_, m)| !m.is_keyed() && m.decl.attrs.is_empty())
             .map(|(n, m)| {
                 let field = bound_ident(n);
                 let handle = instrument_ident(m.instrument);
@@ -148,19 +156,25 @@ pub(super) fn build_set(checked: &Checked, names: &Names) -> TokenStream {
                     None => quote!(let _ = __bound.#field.set(#handle.bind(&[]));),
                 }
             });
-        quote! {{
-            let __bound = #bound::new(#p::Box::new([]));
-            #(#eager)*
-            __bound
-        }}
+        quote! {
+            __bound: {
+                let __bound = #bound::new(#p::Box::new([]));
+                #(#eager)*
+                __bound
+            },
+        }
+    });
+    let keyed_value = if checked.has_keyed_measures() {
+        quote!(__keyed: #p::BoundMap::for_meter(meter),)
     } else {
-        quote!(#p::BoundMap::for_meter(meter))
+        TokenStream::new()
     };
     quote! {
         #(#instruments)*
         #set {
             #(#statics)*
-            __bound: #bound_value,
+            #fixed_value
+            #keyed_value
             #(#instrument_names,)*
             __warnings: #p::DropWarnings::new(),
         }
