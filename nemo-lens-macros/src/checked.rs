@@ -78,10 +78,7 @@ impl Measured<'_> {
     }
 
     /// Whether its measurements carry `#[attribute]` or flattened values.
-    /// One that carries none (a struct without any, or an `only(..)` on each
-    /// that leaves this field out) has one series whatever the struct's
-    /// attribute values are (its `attr(..)` pairs are fixed).
-    pub fn is_keyed(&self) -> bool {
+    pub fn carries_values(&self) -> bool {
         !self.attributes.is_empty() || !self.flattened.is_empty()
     }
 }
@@ -99,16 +96,31 @@ impl Attached<'_> {
 }
 
 impl Checked<'_> {
-    /// Whether some measure carries attribute values, and so records
-    /// through the set's map of bundles keyed by them.
-    pub fn has_keyed_measures(&self) -> bool {
-        self.measures.iter().any(Measured::is_keyed)
+    /// Whether `m` records through the set's map of bundles keyed by the
+    /// attribute values, rather than through the one bundle the set holds.
+    ///
+    /// A measure is fixed when no measure of its instrument carries an
+    /// attribute value (a struct without any, or an `only(..)` on each that
+    /// leaves every field of the instrument out): the instrument then has one
+    /// series per measure whatever the values are, and never nears its
+    /// cardinality limit, so a handle bound once stays right. An instrument
+    /// that some value reaches keeps all its measures in the map, whose
+    /// bundles are let go of and bound again, so that a handle bound to the
+    /// overflow series while it was full does not stay on it.
+    pub fn is_keyed(&self, m: &Measured) -> bool {
+        self.measures
+            .iter()
+            .any(|other| other.instrument == m.instrument && other.carries_values())
     }
 
-    /// Whether some measure carries no attribute value, and so records
-    /// through the one bundle the set holds.
+    /// Whether some measure records through the map of keyed bundles.
+    pub fn has_keyed_measures(&self) -> bool {
+        self.measures.iter().any(|m| self.is_keyed(m))
+    }
+
+    /// Whether some measure records through the set's own bundle.
     pub fn has_fixed_measures(&self) -> bool {
-        self.measures.iter().any(|m| !m.is_keyed())
+        self.measures.iter().any(|m| !self.is_keyed(m))
     }
 
     /// The instrument `m` records into.

@@ -96,6 +96,46 @@ fn a_required_attribute_left_unset_is_named_once() {
     );
 }
 
+/// A required attribute scoped to one field is still noted by a record of
+/// the set's other fields alone, which record without looking the
+/// attribute values up: the rule is "a record with measurements".
+#[test]
+fn a_required_attribute_is_noted_by_a_record_of_unscoped_fields_too() {
+    use nemo_lens::testing::Capture;
+
+    /// Requests of a router.
+    #[derive(Instruments, Default)]
+    struct Routed {
+        /// Requests sent, by backend.
+        #[counter("test.routed.requests", unit = "{request}")]
+        requests: Option<u64>,
+        /// Requests sent, all backends together.
+        #[counter("test.routed.total", unit = "{request}")]
+        total: Option<u64>,
+        /// The backend.
+        #[attribute("server.address", required, only(requests))]
+        backend: Option<String>,
+    }
+
+    let messages = Messages::default();
+    let capture = Capture::new();
+    tracing::subscriber::with_default(messages.clone(), || {
+        Routed::default().record(capture.meter());
+        assert_eq!(messages.said(), [] as [&str; 0], "a record of nothing");
+        Routed::default().total(2).record(capture.meter());
+        Routed::default().total(1).record(capture.meter());
+    });
+    assert_eq!(
+        messages.said(),
+        [
+            "WARN Routed was recorded without server.address, which it needs: set it with \
+          `.backend(..)` (this record and any other without it go out without the label; \
+          said once)"
+        ]
+    );
+    assert_eq!(capture.sum("test.routed.total", &[]), Some(3.0));
+}
+
 /// The child: drops a value in each of two sets and overflows a counter, with no
 /// subscriber installed. Does nothing when run as an ordinary test.
 #[test]

@@ -309,10 +309,10 @@ impl Meter {
     ///   sandboxes held never vanish while held (forgetting one away from
     ///   zero ends it all the same);
     /// - never a series `start_at_zero` made, while the set lives;
-    /// - never a series without attribute values: those of a set without
-    ///   `#[attribute]` fields, and those of a field that an `only(..)`
-    ///   leaves out of every attribute (one per instrument, held by the set:
-    ///   they cannot pile up);
+    /// - never a series that no attribute value reaches: those of a set
+    ///   without `#[attribute]` fields, and those of an instrument whose
+    ///   fields the `only(..)` of every attribute leaves out (one per field
+    ///   and instrument, held by the set: they cannot pile up);
     /// - never a series a bound handle you keep (`bind`, or a `metrics`
     ///   handle you store) holds: it ends after you drop the handle. Such
     ///   series are counted in [`Forgotten::held`](crate::owned::expiry::Forgotten::held).

@@ -3,7 +3,8 @@
 //! The SDK's unbound `record(value, &attrs)` hashes and compares the whole
 //! attribute list on every call; a profile of the inference set showed half
 //! its instructions in SipHash over those lists. A bound handle skips that
-//! look-up. Sets whose attributes are all static bind once; sets with
+//! look-up. Sets whose attributes are all static bind once, and so do the
+//! instruments no `#[attribute]` of a set reaches; for the others, sets with
 //! `#[attribute]` fields keep a [`BoundMap`] from the attribute values to a
 //! bundle of handles, looked up without a lock or an allocation. The values
 //! are hashed a word at a time, and the first values a map saw are compared

@@ -22,8 +22,9 @@
 //!     __i0: p::Gauge<f64>,                 // one per distinct instrument, in order;
 //!     __i1: p::Counter<u64>,               // p::Option<..> when gated on an opt-in
 //!     __attrs1: [p::KeyValue; 1],          // measure 1's attr(..) pairs
-//!     __bound: __StepBound,                // the bundle of the fields no
-//!                                          // #[attribute] reaches; beside it a
+//!     __bound: __StepBound,                // the bundle of the instruments no
+//!                                          // #[attribute] reaches (absent when
+//!                                          // there are none); beside it a
 //!                                          // __keyed: p::BoundMap<__StepBound>
 //!                                          // for those some #[attribute] does
 //!     __warnings: p::DropWarnings,         // counts and rate-limits dropped values
@@ -57,9 +58,9 @@
 //! when the meter's opt-in opens it; its measures record inside
 //! `if let Some(handle) = &set.__iN`.
 //!
-//! With `#[attribute]` fields, `record_with` records the fields none of them
-//! reaches (an `only(..)` leaves them out) through `__bound`, as above. For
-//! the others it borrows each attribute value as a `p::KeyPart` (through
+//! With `#[attribute]` fields, `record_with` records into the instruments
+//! none of them reaches (the `only(..)` of each leaves out every field of the
+//! instrument) through `__bound`, as above. For the others it borrows each attribute value as a `p::KeyPart` (through
 //! `p::AttributeValue::key_part`), looks the combination up in the
 //! `BoundMap`, and records through that bundle; when the map is full it
 //! records unbound with the list built per call. The full

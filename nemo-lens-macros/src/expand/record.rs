@@ -1,11 +1,12 @@
 //! The body of `record_with`.
 //!
 //! Each `Some` field is checked, then recorded through its bound handle. A
-//! field whose measurements carry no attribute value (a struct without
-//! `#[attribute]` fields, or an `only(..)` that leaves it out) records
-//! through the bundle the set holds. The others' handles come from the set's
+//! measure of an instrument no attribute value reaches (a struct without
+//! `#[attribute]` fields, or an `only(..)` on each that leaves out every
+//! field of the instrument: [`Checked::is_keyed`]) records through the
+//! bundle the set holds. The others' handles come from the set's
 //! `BoundMap`, keyed by the attribute values, looked up only when one of
-//! them is recorded; when that map is full the call falls back to unbound
+//! them holds a value; when that map is full the call falls back to unbound
 //! records with the attribute list built per call in a `Vec`, which exports
 //! exactly the same series.
 
@@ -25,7 +26,7 @@ pub(super) fn record_with(checked: &Checked, names: &Names) -> TokenStream {
     }
     let span = span(checked, p);
     let (keyed, fixed): (Vec<usize>, Vec<usize>) =
-        (0..checked.measures.len()).partition(|&n| checked.measures[n].is_keyed());
+        (0..checked.measures.len()).partition(|&n| checked.is_keyed(&checked.measures[n]));
     let has_fixed = !fixed.is_empty();
     let fixed = fixed.iter().map(|&n| bound_field(checked, n, p));
     let fixed = quote! {
@@ -87,7 +88,7 @@ pub(super) fn record_with(checked: &Checked, names: &Names) -> TokenStream {
         )
     };
     let set_name = checked.container.ident.to_string();
-    let required = checked
+    let required: Vec<TokenStream> = checked
         .attributes
         .iter()
         .filter(|a| a.decl.required.is_some())
@@ -102,7 +103,22 @@ pub(super) fn record_with(checked: &Checked, names: &Names) -> TokenStream {
                     __MISSING.note();
                 }
             }
-        });
+        })
+        .collect();
+    // A required attribute left unset is noted by any record with a value,
+    // as before the look-up: with fixed measures, before those.
+    let (required_first, required_keyed) = if has_fixed && !required.is_empty() {
+        let any = any_value(checked, &(0..checked.measures.len()).collect::<Vec<_>>());
+        let first = quote! {
+            if !(#any) {
+                return;
+            }
+            #(#required)*
+        };
+        (first, TokenStream::new())
+    } else {
+        (TokenStream::new(), quote!(#(#required)*))
+    };
     let keyed_span = if has_fixed {
         TokenStream::new()
     } else {
@@ -112,7 +128,7 @@ pub(super) fn record_with(checked: &Checked, names: &Names) -> TokenStream {
         if !(#any_keyed) {
             return;
         }
-        #(#required)*
+        #required_keyed
         #parts
         #keyed_span
         let __recorded = set.__keyed.with(
@@ -127,8 +143,9 @@ pub(super) fn record_with(checked: &Checked, names: &Names) -> TokenStream {
     };
     if has_fixed {
         // Recorded first, so that a record of these fields alone returns
-        // without testing the others; all the histograms share `__span`.
+        // before the look-up; all the histograms share `__span`.
         quote! {
+            #required_first
             #span
             { #fixed }
             #keyed

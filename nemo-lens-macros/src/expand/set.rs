@@ -143,7 +143,7 @@ pub(super) fn build_set(checked: &Checked, names: &Names) -> TokenStream {
             .measures
             .iter()
             .enumerate()
-            .filter(|(_, m)| !m.is_keyed() && m.decl.attrs.is_empty())
+            .filter(|(_, m)| !checked.is_keyed(m) && m.decl.attrs.is_empty())
             .map(|(n, m)| {
                 let field = bound_ident(n);
                 let handle = instrument_ident(m.instrument);
