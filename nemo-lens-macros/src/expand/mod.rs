@@ -60,10 +60,11 @@
 //!
 //! With `#[attribute]` fields, `record_with` records into the instruments
 //! none of them reaches (the `only(..)` of each leaves out every field of the
-//! instrument) through `__bound`, as above. For the others it borrows each attribute value as a `p::KeyPart` (through
-//! `p::AttributeValue::key_part`), looks the combination up in the
-//! `BoundMap`, and records through that bundle; when the map is full it
-//! records unbound with the list built per call. The full
+//! instrument) through `__bound`, as above. For the others it borrows each
+//! attribute value as a `p::KeyPart` (through `p::AttributeValue::key_part`),
+//! looks the combination up in the `BoundMap`, and records through that
+//! bundle; when the map is full it records unbound with the list built per
+//! call. The full
 //! expansion of a small struct is the snapshot in
 //! `nemo-lens-macros/snapshots/step.expanded.rs`, checked by a test.
 //!

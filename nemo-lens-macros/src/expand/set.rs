@@ -51,8 +51,9 @@ pub(super) fn set_items(checked: &Checked, names: &Names) -> TokenStream {
         let field = bound_ident(n);
         quote!(#field: #p::OnceLock::new(),)
     });
-    // Measures without attribute values record through one bundle the set
-    // holds; the others through bundles looked up by their values.
+    // Measures of instruments no attribute value reaches record through one
+    // bundle the set holds; the others through bundles looked up by the
+    // values (`Checked::is_keyed`).
     let fixed_holder = if checked.has_fixed_measures() {
         quote!(__bound: #bound,)
     } else {
